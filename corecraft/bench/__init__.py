@@ -1,0 +1,1 @@
+"""Performance benchmarks behind ``corecraft bench``: figures and ratios, never pass/fail asserts."""

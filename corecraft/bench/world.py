@@ -1,0 +1,84 @@
+"""``corecraft bench world``: cold build, template load, per-episode copy, memory per live copy.
+
+Each figure is printed beside the floor of raw ``sqlite3`` deserialize of the same bytes and
+beside the issue's target (copy <= 1 ms, <= 3 MiB per live copy, cold build <= 5 s).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+import time
+
+from corecraft.bench.timing import median, ms, report, rss_bytes, samples
+from corecraft.world.recipe import load_recipe
+from corecraft.world.store import World, template_bytes, template_path
+
+
+def _raw_copy(data: bytes) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(data)
+    return conn
+
+
+def _first_query(conn: sqlite3.Connection) -> None:
+    conn.execute("SELECT id FROM customer LIMIT 1").fetchone()
+    conn.close()
+
+
+def run(recipe: str = "default", repeat: int = 200) -> list[tuple[str, str, str, str]]:
+    import os
+
+    with tempfile.TemporaryDirectory() as cache:
+        old = os.environ.get("CORECRAFT_CACHE_DIR")
+        os.environ["CORECRAFT_CACHE_DIR"] = cache
+        try:
+            builds = []
+            for _ in range(3):
+                start = time.perf_counter()
+                data = template_bytes(recipe, rebuild=True)
+                builds.append(time.perf_counter() - start)
+            path = template_path(load_recipe(recipe), load_recipe(recipe).seed)
+            loads = samples(lambda: path.read_bytes(), 20)
+        finally:
+            if old is None:
+                os.environ.pop("CORECRAFT_CACHE_DIR")
+            else:
+                os.environ["CORECRAFT_CACHE_DIR"] = old
+    template_bytes(recipe)  # in this process's memory cache from now on, as in a training run
+    floor = median(samples(lambda: _raw_copy(data).close(), repeat))
+    copy = median(samples(lambda: World.open(recipe).close(), repeat))
+    first_floor = median(samples(lambda: _first_query(_raw_copy(data)), repeat))
+    first = median(samples(lambda: _first_query(World.open(recipe).conn), repeat))
+    rows = [
+        ("cold build (median of 3)", f"{median(builds):.2f} s", "target 5 s", f"{median(builds) / 5:.2f}x target"),
+        ("template load from disk", ms(median(loads)), "", ""),
+        ("database size", f"{len(data) / 2**20:.2f} MiB", "", ""),
+        ("per-episode copy", ms(copy), f"raw deserialize {ms(floor)}", f"{copy / floor:.2f}x floor"),
+        ("", "", "target 1 ms", f"{copy / 1e-3:.2f}x target"),
+        ("copy + first query (schema parse)", ms(first), f"raw {ms(first_floor)}", f"{first / first_floor:.2f}x floor"),
+    ]
+    for alive in (1, 16, 256):
+        before = rss_bytes()
+        worlds = [World.from_bytes(data) for _ in range(alive)]
+        for w in worlds:  # touch every page, as an episode reading the world would
+            w.conn.execute("SELECT count(*) FROM slackmessage").fetchone()
+        per = (rss_bytes() - before) / alive
+        raw_before = rss_bytes()
+        raws = [_raw_copy(data) for _ in range(alive)]
+        raw_per = (rss_bytes() - raw_before) / alive
+        rows.append((f"resident memory per live copy ({alive} alive)", f"{per / 2**20:.2f} MiB",
+                     f"raw {raw_per / 2**20:.2f} MiB; target 3 MiB", f"{per / 2**20 / 3:.2f}x target"))
+        for w in worlds:
+            w.close()
+        for r in raws:
+            r.close()
+    return rows
+
+
+def main(recipe: str = "default") -> None:
+    report(f"corecraft bench world ({recipe})", run(recipe))
+
+
+if __name__ == "__main__":
+    main()

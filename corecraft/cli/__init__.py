@@ -1,0 +1,1 @@
+"""The ``corecraft`` command line (typer): one sub-app per noun."""

@@ -1,0 +1,14 @@
+"""Entry point of the ``corecraft`` console script."""
+
+from __future__ import annotations
+
+import typer
+
+from corecraft.cli import bench_cmd, world_cmd
+
+app = typer.Typer(help="CoreCraft: a customer-support world for tool-using LLM agents.", no_args_is_help=True)
+app.add_typer(world_cmd.app, name="world")
+app.add_typer(bench_cmd.app, name="bench")
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,181 @@
+"""Shared pieces of the tool handlers: paging, text search, date filters, id lookups, new ids.
+
+Every query uses bound parameters; only column and table names known from the models are
+ever written into SQL text.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from sqlmodel import SQLModel
+
+from corecraft.tools.registry import Args, ToolContext, ToolError
+from corecraft.world import db
+from corecraft.world.generator import _money
+from corecraft.world.models import Refund
+from corecraft.world.seeds import CARRIERS, CATEGORIES, LOYALTY_TIERS, policy
+
+ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
+DateStr = Annotated[str, Field(pattern=ISO_DATE, description="A date as YYYY-MM-DD (world's local time).")]
+Id = Annotated[str, Field(min_length=1, max_length=64)]
+Text = Annotated[str, Field(max_length=200)]
+
+
+class PageArgs(Args):
+    """Paging for every search: results come ``limit`` at a time from ``offset``."""
+
+    limit: int = Field(default=10, ge=1, le=50, description="How many results to return (1-50, default 10).")
+    offset: int = Field(default=0, ge=0, le=100_000,
+                        description="How many matching results to skip (default 0).")
+
+
+class Query:
+    """A WHERE clause built from optional filters, always with bound parameters."""
+
+    def __init__(self) -> None:
+        self.clauses: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, clause: str, *params: Any) -> Query:
+        self.clauses.append(clause)
+        self.params.extend(params)
+        return self
+
+    def add_if(self, condition: bool, clause: str, *params: Any) -> Query:
+        """``clause`` only when ``condition`` holds (e.g. the filter argument was given)."""
+        return self.add(clause, *params) if condition else self
+
+    def eq(self, column: str, value: Any) -> Query:
+        return self if value is None else self.add(f"{column} = ?", value)
+
+    def text(self, columns: tuple[str, ...], query: str | None) -> Query:
+        """Every word of ``query`` must appear (case-insensitive, partial) in one of ``columns``."""
+        for word in (query or "").split():
+            pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            any_column = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns)
+            self.add(f"({any_column})", *[pattern] * len(columns))
+        return self
+
+    def between_dates(self, ctx: ToolContext, column: str, after: str | None, before: str | None,
+                      names: tuple[str, str] = ("after", "before")) -> Query:
+        """``column`` on or after the day ``after`` and on or before the day ``before`` (inclusive).
+
+        ``names`` are the argument names a bad date is reported under.
+        """
+        if after is not None:
+            self.add(f"{column} >= ?", day_start(ctx, after, names[0]))
+        if before is not None:
+            self.add(f"{column} < ?", day_start(ctx, before, names[1], plus_days=1))
+        return self
+
+    def where(self) -> str:
+        return (" WHERE " + " AND ".join(self.clauses)) if self.clauses else ""
+
+
+def parse_day(value: str, field: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        message = f"{field}: {value!r} is not a real date (YYYY-MM-DD)"
+        raise ToolError("invalid_argument", message, field) from None
+
+
+def day_start(ctx: ToolContext, value: str, field: str, plus_days: int = 0) -> str:
+    """The stored form of local midnight starting the day ``value`` (+ ``plus_days``)."""
+    day = parse_day(value, field) + timedelta(days=plus_days)
+    return db.encode_datetime(datetime.combine(day, time.min, tzinfo=ctx.world.tz))
+
+
+def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
+         shape: Any = None) -> dict[str, Any]:
+    """Run a paged search over ``model``: total match count plus one page of decoded rows."""
+    where = query.where()
+    total = ctx.conn.execute(f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
+    rows = ctx.conn.execute(
+        f"{db.select_all(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
+        [*query.params, args.limit, args.offset],
+    ).fetchall()
+    results = [db.decode(model, r, ctx.world.tz) for r in rows]
+    if shape is not None:
+        results = [shape(r) for r in results]
+    return {"total": total, "offset": args.offset, "limit": args.limit,
+            "has_more": args.offset + len(results) < total, "results": results}
+
+
+def require(ctx: ToolContext, model: type[SQLModel], row_id: str, field: str) -> dict[str, Any]:
+    """The row with primary key ``row_id`` or a ``not_found`` error naming the argument."""
+    row = db.fetch(ctx.conn, model, row_id, ctx.world.tz)
+    if row is None:
+        raise ToolError("not_found", f"no {model.__name__} with id {row_id!r}", field)
+    return row
+
+
+def next_id(ctx: ToolContext, model: type[SQLModel], prefix: str, width: int = 3) -> str:
+    """The next readable id for a row created now, e.g. ``ref-250915-004`` (``msg-250915-0003``: width 4)."""
+    day = ctx.world.now.strftime("%y%m%d")
+    stem = f"{prefix}-{day}-"
+    last = ctx.conn.execute(
+        f"SELECT id FROM {db.table(model)} WHERE id LIKE ? ORDER BY length(id) DESC, id DESC LIMIT 1",
+        (stem + "%",),
+    ).fetchone()
+    number = int(last[0].rsplit("-", 1)[1]) + 1 if last else 1
+    return f"{stem}{number:0{width}d}"
+
+
+def local(ctx: ToolContext, iso: str | None) -> datetime | None:
+    """An ISO timestamp from a decoded row as an aware datetime."""
+    return None if iso is None else datetime.fromisoformat(iso).astimezone(ctx.world.tz)
+
+
+# -- The values enumerated arguments accept (from the policy wherever it names them) ----------
+Category = Literal[CATEGORIES]
+LoyaltyTier = Literal[LOYALTY_TIERS]
+Carrier = Literal[CARRIERS]
+Department = Literal[tuple(policy().departments)]
+Title = Literal[tuple(policy().titles)]
+OrderStatus = Literal[tuple(policy().order_transitions)]
+PaymentStatus = Literal[tuple(policy().payment_transitions)]
+TicketStatus = Literal[tuple(policy().ticket_transitions)]
+PaymentMethod = Literal["card", "paypal", "apple_pay", "google_pay", "bank_transfer"]
+ShipmentStatus = Literal["label_created", "in_transit", "delayed", "out_for_delivery", "delivered",
+                         "exception"]
+TicketType = Literal["return", "troubleshooting", "recommendation", "order_issue", "shipping", "billing",
+                     "other"]
+Priority = Literal["low", "normal", "high"]
+OwnerType = Literal["customer", "internal"]
+
+
+def money(value: float) -> float:
+    """Dollars rounded to cents, exactly as the generator rounds them."""
+    return _money(value)
+
+
+def fetch_rows(ctx: ToolContext, model: type[SQLModel], clause: str = "",
+               params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    """Every row of ``model`` matching ``clause`` (e.g. ``"WHERE order_id = ? ORDER BY id"``), decoded."""
+    rows = ctx.conn.execute(f"{db.select_all(model)} {clause}", params).fetchall()
+    return [db.decode(model, r, ctx.world.tz) for r in rows]
+
+
+def add_months(day: date, months: int) -> date:
+    """``day`` plus whole calendar months, clamped to the month's last day (Jan 31 + 1 month = Feb 28)."""
+    index = day.year * 12 + day.month - 1 + months
+    year, month = divmod(index, 12)
+    first_of_next = date(year + (month == 11), (month + 1) % 12 + 1, 1)
+    return day.replace(year=year, month=month + 1, day=min(day.day, (first_of_next - timedelta(days=1)).day))
+
+
+COUNTED_REFUNDS = ("approved", "processed")
+"""Refund statuses whose money has left (or is leaving) the payment."""
+
+
+def refunded_total(ctx: ToolContext, payment_id: str) -> float:
+    """Dollars refunded on a payment: its approved and processed refunds."""
+    total = ctx.conn.execute(
+        f"SELECT coalesce(sum(amount), 0) FROM {db.table(Refund)} WHERE payment_id = ? AND status IN (?, ?)",
+        (payment_id, *COUNTED_REFUNDS),
+    ).fetchone()[0]
+    return money(total)

@@ -1,0 +1,262 @@
+"""The 14 entity tables of the CoreCraft world (plus two helper tables), declared once with sqlmodel.
+
+Every table has a readable string primary key (``cust-0042``, ``ord-250904-117`` …).
+Datetimes are stored as naive wall-clock times in the world's timezone (America/New_York);
+tools render them as ISO 8601 with offset. Money is stored in dollars, rounded to cents.
+JSON columns hold small structured values (addresses, specs, inventory, events).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column
+from sqlmodel import Field, SQLModel
+
+
+def _json(**kwargs: Any) -> Any:
+    return Field(default=None, sa_column=Column(JSON, **kwargs))
+
+
+class Customer(SQLModel, table=True):
+    """A person who buys from CoreCraft. Look-alikes (same name, other email) exist on purpose."""
+
+    id: str = Field(primary_key=True)
+    name: str = Field(index=True)
+    email: str = Field(index=True)
+    phone: str | None = None
+    date_of_birth: date | None = None
+    addresses: list[dict[str, str]] = _json(nullable=False)
+    loyalty_tier: str = Field(index=True)
+    created_at: datetime = Field(index=True)
+
+
+class Employee(SQLModel, table=True):
+    """Staff. Permissions come from the title (see ``seeds/policy.yaml``)."""
+
+    id: str = Field(primary_key=True)
+    name: str = Field(index=True)
+    email: str = Field(index=True)
+    department: str = Field(index=True)
+    title: str
+    manager_id: str | None = Field(default=None, foreign_key="employee.id")
+    refund_limit: float
+    can_approve_exceptions: bool
+
+
+class Product(SQLModel, table=True):
+    """A catalogue item; the primary key is its SKU."""
+
+    id: str = Field(primary_key=True)
+    sku: str = Field(index=True, unique=True)
+    name: str = Field(index=True)
+    brand: str = Field(index=True)
+    category: str = Field(index=True)
+    price: float
+    description: str
+    specs: dict[str, Any] = _json(nullable=False)
+    warranty_months: int
+    inventory: dict[str, int] = _json(nullable=False)
+    stock_status: str = Field(index=True)
+
+
+class Build(SQLModel, table=True):
+    """A PC build: a customer's custom configuration or an internal reference build."""
+
+    id: str = Field(primary_key=True)
+    name: str = Field(index=True)
+    customer_id: str | None = Field(default=None, foreign_key="customer.id", index=True)
+    owner_type: str
+    created_at: datetime
+
+
+class BuildComponent(SQLModel, table=True):
+    """Helper table: one product in a build."""
+
+    id: str = Field(primary_key=True)
+    build_id: str = Field(foreign_key="build.id", index=True)
+    product_id: str = Field(foreign_key="product.id", index=True)
+    quantity: int
+
+
+class Order(SQLModel, table=True):
+    """A customer order. total = subtotal - discount + shipping_cost."""
+
+    __tablename__ = "order"
+
+    id: str = Field(primary_key=True)
+    customer_id: str = Field(foreign_key="customer.id", index=True)
+    status: str = Field(index=True)
+    subtotal: float
+    discount: float
+    shipping_cost: float
+    total: float
+    shipping_method: str
+    shipping_address: dict[str, str] = _json(nullable=False)
+    build_id: str | None = Field(default=None, foreign_key="build.id", index=True)
+    created_at: datetime = Field(index=True)
+    updated_at: datetime
+
+
+class OrderLine(SQLModel, table=True):
+    """Helper table: one line item of an order."""
+
+    id: str = Field(primary_key=True)
+    order_id: str = Field(foreign_key="order.id", index=True)
+    product_id: str = Field(foreign_key="product.id", index=True)
+    quantity: int
+    unit_price: float
+
+
+class Payment(SQLModel, table=True):
+    """The payment for an order (one per order)."""
+
+    id: str = Field(primary_key=True)
+    order_id: str = Field(foreign_key="order.id", index=True)
+    amount: float
+    method: str
+    status: str = Field(index=True)
+    transaction_id: str = Field(index=True)
+    processed_at: datetime = Field(index=True)
+
+
+class Shipment(SQLModel, table=True):
+    """A shipment of an order; ``events`` is the carrier's timeline, oldest first."""
+
+    id: str = Field(primary_key=True)
+    order_id: str = Field(foreign_key="order.id", index=True)
+    carrier: str = Field(index=True)
+    tracking_number: str = Field(index=True)
+    status: str = Field(index=True)
+    shipped_at: datetime
+    eta: datetime | None = None
+    delivered_at: datetime | None = None
+    events: list[dict[str, str]] = _json(nullable=False)
+
+
+class SupportTicket(SQLModel, table=True):
+    """A customer's support request."""
+
+    __tablename__ = "supportticket"
+
+    id: str = Field(primary_key=True)
+    customer_id: str = Field(foreign_key="customer.id", index=True)
+    order_id: str | None = Field(default=None, foreign_key="order.id", index=True)
+    build_id: str | None = Field(default=None, foreign_key="build.id")
+    type: str = Field(index=True)
+    channel: str
+    priority: str = Field(index=True)
+    status: str = Field(index=True)
+    subject: str
+    body: str
+    assignee_id: str | None = Field(default=None, foreign_key="employee.id", index=True)
+    created_at: datetime = Field(index=True)
+    updated_at: datetime
+
+
+class Refund(SQLModel, table=True):
+    """Money returned against a payment; ``lines`` lists {order_line_id, quantity}."""
+
+    id: str = Field(primary_key=True)
+    payment_id: str = Field(foreign_key="payment.id", index=True)
+    ticket_id: str | None = Field(default=None, foreign_key="supportticket.id", index=True)
+    lines: list[dict[str, Any]] = _json(nullable=False)
+    amount: float
+    reason: str = Field(index=True)
+    status: str = Field(index=True)
+    approved_by_id: str | None = Field(default=None, foreign_key="employee.id", index=True)
+    created_at: datetime = Field(index=True)
+    processed_at: datetime | None = None
+
+
+class Escalation(SQLModel, table=True):
+    """A ticket handed to another department."""
+
+    id: str = Field(primary_key=True)
+    ticket_id: str = Field(foreign_key="supportticket.id", index=True)
+    type: str = Field(index=True)
+    destination: str = Field(index=True)
+    notes: str
+    created_by_id: str | None = Field(default=None, foreign_key="employee.id")
+    created_at: datetime = Field(index=True)
+    resolved_at: datetime | None = None
+
+
+class Resolution(SQLModel, table=True):
+    """How a ticket was resolved, with the refund it records, if any."""
+
+    id: str = Field(primary_key=True)
+    ticket_id: str = Field(foreign_key="supportticket.id", index=True)
+    outcome: str = Field(index=True)
+    resolved_by_id: str = Field(foreign_key="employee.id", index=True)
+    refund_id: str | None = Field(default=None, foreign_key="refund.id")
+    details: str
+    created_at: datetime = Field(index=True)
+
+
+class KnowledgeBaseArticle(SQLModel, table=True):
+    """A policy or how-to article. Deprecated versions stay searchable beside current ones."""
+
+    __tablename__ = "knowledgebasearticle"
+
+    id: str = Field(primary_key=True)
+    title: str = Field(index=True)
+    body: str
+    tags: list[str] = _json(nullable=False)
+    products: list[str] = _json(nullable=False)
+    version: int
+    is_deprecated: bool = Field(index=True)
+    updated_at: datetime
+
+
+class SlackChannel(SQLModel, table=True):
+    """An internal Slack channel; ``members`` are employee ids."""
+
+    __tablename__ = "slackchannel"
+
+    id: str = Field(primary_key=True)
+    name: str = Field(index=True, unique=True)
+    purpose: str
+    members: list[str] = _json(nullable=False)
+
+
+class SlackMessage(SQLModel, table=True):
+    """A message in a channel, possibly a reply in a thread."""
+
+    __tablename__ = "slackmessage"
+
+    id: str = Field(primary_key=True)
+    channel_id: str = Field(foreign_key="slackchannel.id", index=True)
+    author_id: str = Field(foreign_key="employee.id", index=True)
+    text: str
+    ts: datetime = Field(index=True)
+    reactions: dict[str, int] = _json(nullable=False)
+    thread_parent_id: str | None = Field(default=None, foreign_key="slackmessage.id")
+
+
+ENTITY_TYPES: tuple[type[SQLModel], ...] = (
+    Customer,
+    Employee,
+    Product,
+    Build,
+    Order,
+    Payment,
+    Shipment,
+    SupportTicket,
+    Refund,
+    Escalation,
+    Resolution,
+    KnowledgeBaseArticle,
+    SlackChannel,
+    SlackMessage,
+)
+"""The 14 entity types, in dependency order."""
+
+HELPER_TABLES: tuple[type[SQLModel], ...] = (BuildComponent, OrderLine)
+"""Tables that belong to an entity (order lines, build parts) and are not entity types."""
+
+ALL_TABLES: tuple[type[SQLModel], ...] = ENTITY_TYPES + HELPER_TABLES
+
+TABLES_BY_NAME: dict[str, type[SQLModel]] = {t.__name__: t for t in ALL_TABLES}
+"""Model class by class name (``"Refund"``), as task files name tables."""

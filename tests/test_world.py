@@ -1,0 +1,137 @@
+"""The seeded world: counts, invariants, determinism, template caching and episode copies."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from corecraft.world import models
+from corecraft.world.invariants import violations
+from corecraft.world.recipe import RecipeError, load_recipe
+from corecraft.world.seeds import CATEGORIES
+from corecraft.world.store import World, template_bytes, world_hash
+
+
+def test_tiny_world_has_every_type_and_is_small(world: World) -> None:
+    counts = world.counts()
+    assert set(counts) == {m.__name__ for m in models.ENTITY_TYPES} and len(counts) == 14
+    assert all(n > 0 for n in counts.values()), counts
+    assert 100 <= sum(counts.values()) <= 260
+
+
+def test_tiny_world_invariants_hold(world: World) -> None:
+    assert violations(world) == []
+
+
+@pytest.mark.slow
+def test_default_world_meets_recipe_and_invariants() -> None:
+    world = World.open("default")
+    recipe = load_recipe("default")
+    counts = world.counts()
+    assert sum(counts.values()) >= 2500
+    assert counts["Customer"] >= recipe.counts.customers
+    assert counts["Employee"] == recipe.counts.employees
+    assert counts["Order"] == counts["Payment"] == recipe.counts.orders
+    assert counts["SupportTicket"] == recipe.counts.tickets
+    assert counts["SlackMessage"] == recipe.counts.slack_messages
+    assert counts["KnowledgeBaseArticle"] >= 30 and counts["SlackChannel"] >= 10
+    categories = {r[0] for r in world.conn.execute("SELECT DISTINCT category FROM product")}
+    assert categories == set(CATEGORIES)
+    departments = {r[0] for r in world.conn.execute("SELECT DISTINCT department FROM employee")}
+    assert len(departments) >= 6
+    assert violations(world) == []
+
+
+@pytest.mark.slow
+def test_default_world_is_noisy_on_purpose() -> None:
+    conn = World.open("default").conn
+    assert conn.execute("SELECT count(*) FROM (SELECT name FROM customer GROUP BY name HAVING count(*) > 1)"
+                        ).fetchone()[0] >= 5
+    assert conn.execute("SELECT count(*) FROM customer WHERE phone IS NULL").fetchone()[0] > 0
+    assert conn.execute("SELECT count(*) FROM shipment WHERE eta IS NULL").fetchone()[0] > 0
+    assert conn.execute("SELECT count(*) FROM knowledgebasearticle WHERE is_deprecated").fetchone()[0] >= 6
+    exception = conn.execute("SELECT count(*) FROM slackmessage m JOIN slackchannel c ON c.id = m.channel_id "
+                             "WHERE c.name = '#policy-discussion' AND m.text LIKE '%return window waived%'").fetchone()[0]
+    assert exception == 1
+    kb_mentions = conn.execute("SELECT count(*) FROM knowledgebasearticle WHERE body LIKE '%CoreCraft-brand PSU%'"
+                               ).fetchone()[0]
+    assert kb_mentions == 0
+    offtopic = conn.execute("SELECT count(*) FROM slackmessage m JOIN slackchannel c ON c.id = m.channel_id "
+                            "WHERE c.name IN ('#general', '#random')").fetchone()[0]
+    assert offtopic >= 40
+    assert conn.execute("SELECT count(*) FROM supportticket").fetchone()[0] > 10  # searches must page
+
+
+def test_episode_copies_are_isolated(world: World) -> None:
+    other = World.open("tiny")
+    before = other.hash()
+    world.conn.execute("UPDATE customer SET name = 'Changed' WHERE id = (SELECT min(id) FROM customer)")
+    assert world.hash() != before
+    assert other.hash() == before
+    assert World.open("tiny").hash() == before
+
+
+def test_foreign_keys_are_enforced(world: World) -> None:
+    import sqlite3
+
+    with pytest.raises(sqlite3.IntegrityError):
+        world.conn.execute("UPDATE \"order\" SET customer_id = 'cust-9999' WHERE id = (SELECT min(id) FROM \"order\")")
+
+
+def test_hash_ignores_insertion_order(world: World) -> None:
+    before = world.hash()
+    rows = world.conn.execute("SELECT * FROM slackchannel ORDER BY id DESC").fetchall()
+    world.conn.execute("PRAGMA foreign_keys = OFF")
+    world.conn.execute("DELETE FROM slackchannel")
+    world.conn.executemany(f"INSERT INTO slackchannel VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    assert world_hash(world.conn) == before
+
+
+def test_same_seed_same_bytes_different_seed_different_world() -> None:
+    assert template_bytes("tiny", 3, rebuild=True) == template_bytes("tiny", 3, rebuild=True)
+    assert World.from_bytes(template_bytes("tiny", 3)).hash() != World.from_bytes(template_bytes("tiny", 4)).hash()
+
+
+def _hash_in_subprocess(seed: int, cache: str, hash_seed: int) -> str:
+    code = ("from corecraft.world.store import World, template_bytes; import hashlib;"
+            f"d = template_bytes('default', {seed}, rebuild=True);"
+            "print(hashlib.sha256(d).hexdigest(), World.from_bytes(d).hash())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"CORECRAFT_CACHE_DIR": cache, "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": str(hash_seed)})
+    return out.stdout.strip()
+
+
+@pytest.mark.slow
+def test_determinism_across_processes(tmp_path: Path) -> None:
+    first = _hash_in_subprocess(11, str(tmp_path / "a"), hash_seed=1)
+    second = _hash_in_subprocess(11, str(tmp_path / "b"), hash_seed=2)
+    assert first == second and len(first.split()) == 2
+
+
+def _build_into(cache: str) -> int:
+    import os
+
+    os.environ["CORECRAFT_CACHE_DIR"] = cache
+    return len(template_bytes("tiny", 5, rebuild=True))
+
+
+def test_concurrent_builders_do_not_corrupt_the_cache(tmp_path: Path) -> None:
+    with ProcessPoolExecutor(max_workers=3) as pool:
+        sizes = list(pool.map(_build_into, [str(tmp_path)] * 3))
+    assert len(set(sizes)) == 1
+    files = list((tmp_path / "worlds").glob("*.sqlite"))
+    assert len(files) == 1 and not list((tmp_path / "worlds").glob("*.tmp"))
+    assert World.from_bytes(files[0].read_bytes()).counts()["Order"] > 0
+
+
+def test_bad_recipe_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nseed: -1\nnow: 2025-01-01T00:00:00\n")
+    with pytest.raises(RecipeError, match=r"bad.yaml: .*seed"):
+        load_recipe(str(bad))
+    with pytest.raises(RecipeError, match="unknown world recipe 'nope'"):
+        load_recipe("nope")
