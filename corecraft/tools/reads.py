@@ -34,6 +34,7 @@ from corecraft.tools.common import (
     local,
     money,
     page,
+    refunded_total,
     require,
 )
 from corecraft.tools.registry import Args, ToolContext, ToolError, tool
@@ -42,9 +43,6 @@ from corecraft.world import models as m
 from corecraft.world.compat import build_problems, required_psu_watts
 from corecraft.world.generator import shipping_price
 from corecraft.world.seeds import policy
-
-PaidRefund = ("approved", "processed")
-"""Refund statuses that count as money returned to the customer."""
 
 LATE_SQL = "(eta IS NOT NULL AND (delivered_at > eta OR (delivered_at IS NULL AND ? > eta)))"
 """A shipment is late when delivered after its eta, or still undelivered with the eta passed."""
@@ -58,15 +56,6 @@ def _check_id(ctx: ToolContext, model: type[SQLModel], value: str | None, field:
     """A filter naming an id must name a real row: a typo is an error, not an empty result."""
     if value is not None:
         require(ctx, model, value, field)
-
-
-def _refunded(ctx: ToolContext, payment_id: str) -> float:
-    total = ctx.conn.execute(
-        f"SELECT coalesce(sum(amount), 0) FROM {db.table(m.Refund)} "
-        "WHERE payment_id = ? AND status IN (?, ?)",
-        (payment_id, *PaidRefund),
-    ).fetchone()[0]
-    return money(total)
 
 
 def _components(ctx: ToolContext, build_id: str) -> list[dict[str, Any]]:
@@ -155,8 +144,10 @@ class SearchOrdersArgs(PageArgs):
     customer_id: Id | None = Field(default=None, description="Only this customer's orders, e.g. 'cust-0042'.")
     status: OrderStatus | None = Field(default=None, description="Only orders in this status.")
     product_id: Id | None = Field(default=None, description="Only orders with a line for this product (SKU).")
-    created_after: DateStr | None = Field(default=None, description="Placed on or after this day.")
-    created_before: DateStr | None = Field(default=None, description="Placed on or before this day.")
+    created_after: DateStr | None = Field(default=None, description="Placed on or after this day "
+                                                                    "(YYYY-MM-DD).")
+    created_before: DateStr | None = Field(default=None, description="Placed on or before this day "
+                                                                     "(YYYY-MM-DD).")
     min_total: float | None = Field(default=None, ge=0, description="Lowest order total in dollars.")
     max_total: float | None = Field(default=None, ge=0, description="Highest order total in dollars.")
 
@@ -226,8 +217,10 @@ class SearchPaymentsArgs(PageArgs):
     method: PaymentMethod | None = Field(default=None, description="Only payments made this way.")
     transaction_id: Text | None = Field(default=None, description="Only the payment with this processor "
                                                                   "transaction id (exact), e.g. 'txn_3f09…'.")
-    processed_after: DateStr | None = Field(default=None, description="Processed on or after this day.")
-    processed_before: DateStr | None = Field(default=None, description="Processed on or before this day.")
+    processed_after: DateStr | None = Field(default=None, description="Processed on or after this day "
+                                                                      "(YYYY-MM-DD).")
+    processed_before: DateStr | None = Field(default=None, description="Processed on or before this day "
+                                                                       "(YYYY-MM-DD).")
     min_amount: float | None = Field(default=None, ge=0, description="Lowest amount in dollars.")
     max_amount: float | None = Field(default=None, ge=0, description="Highest amount in dollars.")
 
@@ -247,7 +240,7 @@ def search_payments(ctx: ToolContext, args: SearchPaymentsArgs) -> dict[str, Any
              .add_if(args.min_amount is not None, "amount >= ?", args.min_amount)
              .add_if(args.max_amount is not None, "amount <= ?", args.max_amount))
     return page(ctx, m.Payment, query, args, "processed_at DESC, id",
-                lambda r: {**r, "refunded_amount": _refunded(ctx, r["id"])})
+                lambda r: {**r, "refunded_amount": refunded_total(ctx, r["id"])})
 
 
 class SearchShipmentsArgs(PageArgs):
@@ -256,8 +249,10 @@ class SearchShipmentsArgs(PageArgs):
     status: ShipmentStatus | None = Field(default=None, description="Only shipments in this status.")
     tracking_number: Text | None = Field(default=None, description="Only the shipment with this tracking "
                                                                    "number (exact).")
-    shipped_after: DateStr | None = Field(default=None, description="Shipped on or after this day.")
-    shipped_before: DateStr | None = Field(default=None, description="Shipped on or before this day.")
+    shipped_after: DateStr | None = Field(default=None, description="Shipped on or after this day "
+                                                                    "(YYYY-MM-DD).")
+    shipped_before: DateStr | None = Field(default=None, description="Shipped on or before this day "
+                                                                     "(YYYY-MM-DD).")
     late_only: bool = Field(default=False, description="Only late shipments: delivered after their eta, or "
                                                        "not delivered and the eta has passed.")
 
@@ -298,8 +293,10 @@ class SearchTicketsArgs(PageArgs):
     assignee_id: Id | None = Field(default=None, description="Only tickets assigned to this employee.")
     unassigned_only: bool = Field(default=False, description="Only tickets nobody is assigned to "
                                                              "(not with assignee_id).")
-    created_after: DateStr | None = Field(default=None, description="Opened on or after this day.")
-    created_before: DateStr | None = Field(default=None, description="Opened on or before this day.")
+    created_after: DateStr | None = Field(default=None, description="Opened on or after this day "
+                                                                    "(YYYY-MM-DD).")
+    created_before: DateStr | None = Field(default=None, description="Opened on or before this day "
+                                                                     "(YYYY-MM-DD).")
 
 
 @tool(read_only=True)
@@ -438,8 +435,10 @@ class SearchSlackMessagesArgs(PageArgs):
                                                            "e.g. 'policy-discussion'.")
     author_id: Id | None = Field(default=None, description="Only messages by this employee.")
     thread_parent_id: Id | None = Field(default=None, description="Only the replies to this message.")
-    posted_after: DateStr | None = Field(default=None, description="Posted on or after this day.")
-    posted_before: DateStr | None = Field(default=None, description="Posted on or before this day.")
+    posted_after: DateStr | None = Field(default=None, description="Posted on or after this day "
+                                                                   "(YYYY-MM-DD).")
+    posted_before: DateStr | None = Field(default=None, description="Posted on or before this day "
+                                                                    "(YYYY-MM-DD).")
 
 
 @tool(read_only=True)

@@ -44,7 +44,7 @@ TYPE_DEPARTMENT = {
     "other": "support",
 }
 # Title -> how many of each in a world, before the remaining head-count is spread over agents.
-_HEADS = ("VP Operations", "Director of Customer Experience")
+_HEADS = ("VP Operations", "Director of Customer Experience")  # in rank order
 _EXTRA_STAFF_WEIGHTS = {
     "Support Agent I": 10,
     "Support Agent II": 5,
@@ -126,19 +126,19 @@ class _Generator:
                 "refund_limit": spec.refund_limit, "can_approve_exceptions": spec.can_approve_exceptions,
             })
         # Heads first, then managers/leads, then staff, so managers exist before reports.
-        rank = {t: (0 if t in _HEADS else 1 if any(w in t for w in ("Lead", "Manager")) else 2) for t in titles}
+        rank = {t: (_HEADS.index(t) if t in _HEADS else 2 if any(w in t for w in ("Lead", "Manager")) else 3)
+                for t in titles}
         people.sort(key=lambda p: (rank[p["title"]], titles.index(p["title"])))
         for i, person in enumerate(people, start=1):
             person["id"] = f"emp-{i:03d}"
-        vp = people[0]
-        director = next(p for p in people if p["title"] == "Director of Customer Experience")
+        vp, director = people[0], people[1]
         leads: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for person in people:
             if person is vp:
                 person["manager_id"] = None
             elif person is director:
                 person["manager_id"] = vp["id"]
-            elif rank[person["title"]] == 1:
+            elif rank[person["title"]] == 2:
                 leads[person["department"]].append(person)
                 person["manager_id"] = director["id"] if person["department"] in ("support", "returns") else vp["id"]
             else:

@@ -110,11 +110,14 @@ class World:
     _session: Session | None = field(default=None, repr=False)
 
     @classmethod
-    def open(cls, recipe: str = "default", seed: int | None = None) -> World:
-        """A fresh copy of the (recipe, seed) world; builds the template on first use."""
+    def open(cls, recipe: str = "default", seed: int | None = None, data: bytes | None = None) -> World:
+        """A fresh copy of the (recipe, seed) world; builds the template on first use.
+
+        ``data`` replaces the template with other bytes of the same world (e.g. after a task's setup).
+        """
         spec = load_recipe(recipe)
         seed = spec.seed if seed is None else seed
-        data = template_bytes(recipe, seed)
+        data = template_bytes(recipe, seed) if data is None else data
         tz = ZoneInfo(spec.timezone)
         return cls(recipe=spec.name, seed=seed, conn=copy_connection(data), now=spec.now_aware, tz=tz)
 

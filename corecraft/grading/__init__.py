@@ -1,0 +1,1 @@
+"""Grading: transcript + start/end worlds + rubric -> reward, pass and a per-criterion breakdown."""

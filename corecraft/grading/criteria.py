@@ -1,0 +1,266 @@
+"""The deterministic checks, one short function per criterion kind (AppWorld-style).
+
+Each returns ``(met, reason)``: a one-line reason a person can read in the results. The
+LLM judge criteria live in :mod:`corecraft.grading.judge`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cached_property
+from typing import Any
+
+from corecraft.grading.diff import TableDiff, world_diff
+from corecraft.grading.transcript import CallRecord, Transcript
+from corecraft.tasks.model import (
+    ArgFormat,
+    DbAssert,
+    DbDiff,
+    FinalReply,
+    Minefield,
+    ToolCalled,
+    ToolNotCalled,
+    Where,
+    WorldValue,
+)
+from corecraft.world import db, models
+from corecraft.world.store import World
+
+Outcome = tuple[bool, str]
+
+
+@dataclass
+class Evidence:
+    """Everything the checks read: the transcript, the end world and the start snapshot."""
+
+    transcript: Transcript
+    world: World
+    start: bytes
+    first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
+
+    @cached_property
+    def diff(self) -> dict[str, TableDiff]:
+        return world_diff(self.world.conn, self.start)
+
+    def rows(self, table: str, where: Where) -> list[dict[str, Any]]:
+        """Decoded rows of ``table`` matching ``where``; plain equalities are filtered in SQL."""
+        model = models.TABLES_BY_NAME[table]
+        sql_eq = {k: m.eq for k, m in where.items() if m.set_fields == {"eq"} and not isinstance(m.eq, list | dict)}
+        clause = " AND ".join(f"{k} IS ?" for k in sql_eq)
+        params = [db.encode_value(model, k, v) for k, v in sql_eq.items()]
+        raw = self.world.conn.execute(f"{db.select_all(model)}{' WHERE ' + clause if clause else ''}", params)
+        rows = [db.decode(model, r, self.world.tz) for r in raw]
+        rest = {k: m for k, m in where.items() if k not in sql_eq}
+        return [r for r in rows if all(m.matches(r.get(k)) for k, m in rest.items())]
+
+    def matching_calls(self, tool: str, args: Where, include_errors: bool) -> list[int]:
+        return [i for i, c in enumerate(self.transcript.calls)
+                if c.name == tool and (include_errors or c.ok) and _args_match(c, args)]
+
+
+def _args_match(call: CallRecord, args: Where) -> bool:
+    return all(m.matches(call.args.get(k)) for k, m in args.items())
+
+
+def db_assert(c: DbAssert, ev: Evidence) -> Outcome:
+    rows = ev.rows(c.table, c.where)
+    if c.count is not None and not c.count.ok(len(rows)):
+        return False, f"{len(rows)} {c.table} row(s) match, expected {c.count.describe()}"
+    if c.expect:
+        if not rows:
+            return False, f"no {c.table} row matches {_where_text(c.where)}"
+        for row in rows:
+            for key, matcher in c.expect.items():
+                why = matcher.mismatch(row.get(key))
+                if why:
+                    return False, f"{c.table} {row.get('id')}: {key} {why}"
+    return True, f"{len(rows)} {c.table} row(s) as expected"
+
+
+def db_diff(c: DbDiff, ev: Evidence) -> Outcome:
+    for table, change in ev.diff.items():
+        allowed = c.allow.get(table)
+        if allowed is None:
+            return False, f"{table} changed but no change is allowed there ({_change_text(change)})"
+        for label, ids, rule in (("added", change.added, allowed.added), ("updated", list(change.updated), allowed.updated),
+                                 ("deleted", change.deleted, allowed.deleted)):
+            if not rule.ok(len(ids)):
+                return False, f"{table}: {len(ids)} row(s) {label}, allowed {rule.describe()}"
+        if allowed.fields is not None:
+            for row_id, columns in change.updated.items():
+                extra = sorted(set(columns) - set(allowed.fields) - {"updated_at"})
+                if extra:
+                    return False, f"{table} {row_id}: changed {', '.join(extra)}, allowed only {', '.join(allowed.fields)}"
+    for table, allowed in c.allow.items():
+        change = ev.diff.get(table, TableDiff())
+        for label, n, rule in (("added", len(change.added), allowed.added), ("updated", len(change.updated), allowed.updated),
+                               ("deleted", len(change.deleted), allowed.deleted)):
+            if not rule.ok(n):
+                return False, f"{table}: {n} row(s) {label}, expected {rule.describe()}"
+    changed = ", ".join(f"{t} ({_change_text(d)})" for t, d in ev.diff.items()) or "nothing"
+    return True, f"only allowed changes: {changed}"
+
+
+def tool_called(c: ToolCalled, ev: Evidence) -> Outcome:
+    hits = ev.matching_calls(c.tool, c.args, c.include_errors)
+    ev.first_call[c.id] = hits[0] if hits else None
+    if not c.count.ok(len(hits)):
+        return False, f"{len(hits)} matching {c.tool} call(s), expected {c.count.describe()}"
+    return True, f"{len(hits)} matching {c.tool} call(s)"
+
+
+def order_holds(c: ToolCalled, ev: Evidence) -> Outcome:
+    """The before/after ordering of a met tool_called criterion (run after all tool_called checks)."""
+    mine = ev.first_call.get(c.id)
+    for other, want_before in ((c.before, True), (c.after, False)):
+        if other is None:
+            continue
+        theirs = ev.first_call.get(other)
+        if mine is None or theirs is None:
+            return False, f"cannot order against {other}: one of the calls never happened"
+        if (mine < theirs) != want_before:
+            return False, f"{c.tool} came {'after' if want_before else 'before'} {other}"
+    return True, ""
+
+
+def tool_not_called(c: ToolNotCalled, ev: Evidence) -> Outcome:
+    hits = ev.matching_calls(c.tool, c.args, include_errors=True)
+    if hits:
+        return False, f"{c.tool} was called {len(hits)} time(s) with matching arguments"
+    return True, f"no matching {c.tool} call"
+
+
+def _normalise(text: str, case_sensitive: bool) -> str:
+    text = " ".join(text.split())
+    return text if case_sensitive else text.lower()
+
+
+_NUMBER = re.compile(r"-?\$?\s?\d[\d,]*(?:\.\d+)?")
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number in a text ($1,234.56 -> 1234.56)."""
+    out = []
+    for token in _NUMBER.findall(text):
+        cleaned = token.replace("$", "").replace(",", "").replace(" ", "")
+        try:
+            out.append(float(cleaned))
+        except ValueError:
+            continue
+    return out
+
+
+def world_value(ref: WorldValue, ev: Evidence) -> Any:
+    rows = ev.rows(ref.table, ref.where)
+    return rows[0].get(ref.field) if rows else None
+
+
+def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
+    reply = _normalise(ev.transcript.reply, c.case_sensitive)
+    if not reply:
+        return False, "no final reply"
+    for needle in c.contains:
+        if _normalise(needle, c.case_sensitive) not in reply:
+            return False, f"reply lacks {needle!r}"
+    if c.any_of and not any(_normalise(n, c.case_sensitive) in reply for n in c.any_of):
+        return False, f"reply contains none of {c.any_of!r}"
+    for needle in c.not_contains:
+        if _normalise(needle, c.case_sensitive) in reply:
+            return False, f"reply contains forbidden {needle!r}"
+    if c.regex and not re.search(c.regex, ev.transcript.reply, 0 if c.case_sensitive else re.IGNORECASE):
+        return False, f"reply does not match /{c.regex}/"
+    if c.number is not None and not any(abs(n - c.number.value) <= c.number.tol + 1e-9 for n in numbers_in(reply)):
+        return False, f"reply has no number within {c.number.tol} of {c.number.value}"
+    if c.world_value is not None:
+        value = world_value(c.world_value, ev)
+        if value is None:
+            return False, f"no {c.world_value.table} row matches, so nothing to look for in the reply"
+        if _normalise(str(value), c.case_sensitive) not in reply:
+            return False, f"reply does not mention {value}"
+    return True, "reply as expected"
+
+
+def _format_problem(c: ArgFormat, call: CallRecord) -> str:
+    value = call.args.get(c.arg)
+    if not isinstance(value, str):
+        return f"{c.arg} is missing or not text"
+    words = len(value.split())
+    checks: list[tuple[bool, Callable[[], str]]] = [
+        (c.regex is not None and not re.search(c.regex or "", value), lambda: f"does not match /{c.regex}/"),
+        (c.starts_with is not None and not value.startswith(_fill(c.starts_with, call)),
+         lambda: f"does not start with {_fill(c.starts_with or '', call)!r}"),
+        (c.ends_with is not None and not value.rstrip().endswith(c.ends_with or ""), lambda: f"does not end with {c.ends_with!r}"),
+        (c.max_words is not None and words > (c.max_words or 0), lambda: f"{words} words > {c.max_words}"),
+        (c.min_words is not None and words < (c.min_words or 0), lambda: f"{words} words < {c.min_words}"),
+        (c.max_chars is not None and len(value) > (c.max_chars or 0), lambda: f"{len(value)} characters > {c.max_chars}"),
+        (c.date_format and not _is_date(value), lambda: f"{value!r} is not YYYY-MM-DD"),
+        (c.no_digits_run is not None and re.search(rf"\d{{{c.no_digits_run or 99},}}", re.sub(r"[\s().-]", "", value))
+         is not None, lambda: f"contains a run of {c.no_digits_run}+ digits"),
+        (c.all_caps and value != value.upper(), lambda: "is not all capitals"),
+        (c.lowercase and value != value.lower(), lambda: "is not lowercase"),
+    ]
+    for failed, why in checks:
+        if failed:
+            return why()
+    for needle in c.not_contains:
+        if needle.lower() in value.lower():
+            return f"contains {needle!r}"
+    return ""
+
+
+def _fill(template: str, call: CallRecord) -> str:
+    try:
+        return template.format(**{k: v for k, v in call.args.items() if isinstance(v, str | int | float)})
+    except (KeyError, IndexError, ValueError):
+        return template
+
+
+def _is_date(value: str) -> bool:
+    try:
+        return re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) is not None and bool(date.fromisoformat(value))
+    except ValueError:
+        return False
+
+
+def arg_format(c: ArgFormat, ev: Evidence) -> Outcome:
+    calls = [ev.transcript.calls[i] for i in ev.matching_calls(c.tool, {}, include_errors=False)]
+    if not calls:
+        return False, f"no successful {c.tool} call to check"
+    for call in calls:
+        why = _format_problem(c, call)
+        if why:
+            return False, f"{c.tool}.{c.arg} {why}"
+    return True, f"{len(calls)} {c.tool} call(s) well formatted"
+
+
+def minefield(mine: Minefield, ev: Evidence) -> Outcome:
+    """``(tripped, reason)``."""
+    if mine.tool is not None:
+        hits = ev.matching_calls(mine.tool, mine.args, include_errors=True)  # an attempt counts
+        return (True, f"forbidden {mine.tool} call attempted") if hits else (False, "not triggered")
+    assert mine.world is not None
+    rows = ev.rows(mine.world.table, mine.world.where)
+    if mine.world.count.ok(len(rows)):
+        return True, f"forbidden world state: {len(rows)} {mine.world.table} row(s) match"
+    return False, "not triggered"
+
+
+def _where_text(where: Where) -> str:
+    return ", ".join(f"{k}" for k in where) or "(any)"
+
+
+def _change_text(change: TableDiff) -> str:
+    return f"+{len(change.added)} ~{len(change.updated)} -{len(change.deleted)}"
+
+
+CHECKS: dict[str, Callable[[Any, Evidence], Outcome]] = {
+    "db_assert": db_assert,
+    "db_diff": db_diff,
+    "tool_called": tool_called,
+    "tool_not_called": tool_not_called,
+    "final_reply": final_reply,
+    "arg_format": arg_format,
+}

@@ -1,0 +1,72 @@
+"""The one grader: a task's rubric and minefields over a transcript and the start/end worlds.
+
+Deterministic criteria are checked in order; ``tool_called`` ordering constraints after all
+``tool_called`` checks; ``llm_judge`` criteria go to the judge in one concurrent batch, or are
+reported ``ungraded`` (with one warning per process) when no judge is configured.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from corecraft.grading.criteria import CHECKS, Evidence, minefield, order_holds
+from corecraft.grading.judge import Judge
+from corecraft.grading.result import CriterionResult, GradeResult, MinefieldResult
+from corecraft.grading.transcript import Transcript
+from corecraft.tasks.model import Criterion, LlmJudge, Task, ToolCalled
+from corecraft.world.store import World
+
+_warned_no_judge = False
+
+
+def _warn_no_judge() -> None:
+    global _warned_no_judge
+    if not _warned_no_judge:
+        _warned_no_judge = True
+        warnings.warn("no LLM judge configured: llm_judge criteria are reported as 'ungraded' and left out of "
+                      "the reward (pass judge=JudgeConfig(...) to grade them)", stacklevel=3)
+
+
+def grade(task: Task, criteria: list[Criterion], transcript: Transcript, world: World, start: bytes,
+          judge: Judge | None = None) -> GradeResult:
+    """Grade one finished episode. ``criteria`` is the task's rubric with includes resolved."""
+    ev = Evidence(transcript=transcript, world=world, start=start)
+    results: dict[str, CriterionResult] = {}
+    judged: list[LlmJudge] = []
+    for c in criteria:
+        if isinstance(c, LlmJudge):
+            judged.append(c)
+            continue
+        met, reason = CHECKS[c.kind](c, ev)
+        results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, status="met" if met else "not_met",
+                                        reason=reason)
+    for c in criteria:
+        if isinstance(c, ToolCalled) and (c.before or c.after) and results[c.id].status == "met":
+            ok, why = order_holds(c, ev)
+            if not ok:
+                results[c.id] = results[c.id].model_copy(update={"status": "not_met", "reason": why})
+    if judged:
+        if judge is None:
+            _warn_no_judge()
+            for c in judged:
+                results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, status="ungraded",
+                                                reason="no judge configured")
+        else:
+            for c, verdict in zip(judged, judge.grade(judged, transcript), strict=True):
+                results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight,
+                                                status=verdict.status, reason=verdict.reason)  # type: ignore[arg-type]
+    ordered = [results[c.id] for c in criteria]
+    mines = [MinefieldResult(id=m.id, tripped=t, reason=r) for m in task.minefields for t, r in [minefield(m, ev)]]
+    graded = [r for r in ordered if r.status in ("met", "not_met")]
+    total = sum(r.weight for r in graded)
+    reward = sum(r.weight for r in graded if r.status == "met") / total if total else 0.0
+    tripped = any(m.tripped for m in mines)
+    return GradeResult(
+        task_id=task.id,
+        reward=0.0 if tripped else round(reward, 6),
+        passed=not tripped and all(r.status in ("met", "ungraded") for r in ordered),
+        criteria=ordered,
+        minefields=mines,
+        ungraded=sum(r.status == "ungraded" for r in ordered),
+        judge_errors=sum(r.status == "judge_error" for r in ordered),
+    )

@@ -1,0 +1,1 @@
+"""Tasks in YAML: the model, the loader/checker, setup, and splits."""

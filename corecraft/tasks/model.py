@@ -1,0 +1,248 @@
+"""The task file, declared once as pydantic models: validation, JSON Schema and docs.
+
+A task is a YAML file in ``tasks/<split>/``; its split comes from the folder. Unknown keys are
+errors everywhere. Rubric criteria are binary and weighted; ``kind`` selects the check.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from corecraft.grading.matchers import Matcher
+
+Where = dict[str, Matcher]
+"""Column -> matcher; all must hold for a row to match."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Count(_Strict):
+    """A count that must fall in [min, max]; a bare integer in YAML means exactly that many."""
+
+    min: int = Field(default=0, ge=0)
+    max: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _exact(cls, value: Any) -> Any:
+        return {"min": value, "max": value} if isinstance(value, int) else value
+
+    def ok(self, n: int) -> bool:
+        return n >= self.min and (self.max is None or n <= self.max)
+
+    def describe(self) -> str:
+        if self.max == self.min:
+            return f"exactly {self.min}"
+        return f"at least {self.min}" if self.max is None else f"{self.min}-{self.max}"
+
+
+class _Criterion(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9_]+$", description="Unique within the task; snake_case.")
+    weight: float = Field(default=1.0, gt=0, le=10, description="Relative weight in the reward.")
+    description: str = Field(default="", description="What this criterion checks, for people reading results.")
+
+
+class DbAssert(_Criterion):
+    """Rows of a table in the final world: how many match, and what their fields hold."""
+
+    kind: Literal["db_assert"]
+    table: str = Field(description="Model name, e.g. Refund, SupportTicket, Order.")
+    where: Where = Field(default_factory=dict)
+    count: Count | None = Field(default=None, description="How many rows must match `where`.")
+    expect: Where = Field(default_factory=dict, description="Every matching row must satisfy these.")
+
+    @model_validator(mode="after")
+    def _something(self) -> DbAssert:
+        if self.count is None and not self.expect:
+            raise ValueError("db_assert needs `count` and/or `expect`")
+        return self
+
+
+class TableChange(_Strict):
+    """Allowed changes to one table between the start and the end of the episode."""
+
+    added: Count = Field(default_factory=lambda: Count(min=0, max=0))
+    updated: Count = Field(default_factory=lambda: Count(min=0, max=0))
+    deleted: Count = Field(default_factory=lambda: Count(min=0, max=0))
+    fields: list[str] | None = Field(default=None, description="Columns that updated rows may change (None: any).")
+
+
+class DbDiff(_Criterion):
+    """Collateral-damage check: only the named tables change, and only as allowed."""
+
+    kind: Literal["db_diff"]
+    allow: dict[str, TableChange] = Field(default_factory=dict, description="Model name -> allowed change.")
+
+
+class ToolCalled(_Criterion):
+    """A tool was called (successfully, unless include_errors) with matching arguments."""
+
+    kind: Literal["tool_called"]
+    tool: str
+    args: Where = Field(default_factory=dict, description="Argument name -> matcher.")
+    count: Count = Field(default_factory=lambda: Count(min=1))
+    include_errors: bool = Field(default=False, description="Count calls that returned an error too.")
+    before: str | None = Field(default=None, description="Id of a tool_called criterion whose first call comes later.")
+    after: str | None = Field(default=None, description="Id of a tool_called criterion whose first call comes earlier.")
+
+
+class ToolNotCalled(_Criterion):
+    """No call (successful or not) to a tool with matching arguments."""
+
+    kind: Literal["tool_not_called"]
+    tool: str
+    args: Where = Field(default_factory=dict)
+
+
+class WorldValue(_Strict):
+    """A value read from the final world, e.g. the id of the refund the agent created."""
+
+    table: str
+    where: Where = Field(default_factory=dict)
+    field: str = "id"
+
+
+class NumberIn(_Strict):
+    value: float
+    tol: float = Field(default=0.01, ge=0)
+
+
+class FinalReply(_Criterion):
+    """The agent's final message, normalised for case and whitespace."""
+
+    kind: Literal["final_reply"]
+    contains: list[str] = Field(default_factory=list, description="Every one must appear.")
+    any_of: list[str] = Field(default_factory=list, description="At least one must appear.")
+    not_contains: list[str] = Field(default_factory=list, description="None may appear.")
+    regex: str | None = None
+    number: NumberIn | None = Field(default=None, description="Some number in the reply is within tol of value.")
+    world_value: WorldValue | None = Field(default=None, description="This end-world value appears in the reply.")
+    case_sensitive: bool = False
+
+
+class ArgFormat(_Criterion):
+    """IFEval-FC-style format rules on one argument of every successful call to a tool."""
+
+    kind: Literal["arg_format"]
+    tool: str
+    arg: str
+    regex: str | None = None
+    starts_with: str | None = Field(default=None, description="May use {arg} placeholders from the same call.")
+    ends_with: str | None = None
+    max_words: int | None = Field(default=None, ge=1)
+    min_words: int | None = Field(default=None, ge=1)
+    max_chars: int | None = Field(default=None, ge=1)
+    date_format: bool = Field(default=False, description="The value is a YYYY-MM-DD date.")
+    no_digits_run: int | None = Field(default=None, ge=3, description="No run of this many digits (no phone numbers).")
+    not_contains: list[str] = Field(default_factory=list)
+    all_caps: bool = False
+    lowercase: bool = False
+
+
+Evidence = Literal["final_reply", "tool_calls", "transcript"]
+
+
+class LlmJudge(_Criterion):
+    """A yes/no question answered by the LLM judge over part of the transcript."""
+
+    kind: Literal["llm_judge"]
+    question: str
+    pass_condition: str = Field(description="What a 'yes' requires, stated precisely.")
+    failure_examples: list[str] = Field(default_factory=list, description="Replies that must be judged 'no'.")
+    evidence: Evidence = "final_reply"
+
+
+class Include(_Strict):
+    """A named criterion from ``rubrics/*.yaml``; weight and id may be overridden."""
+
+    kind: Literal["include"]
+    name: str
+    id: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$")
+    weight: float | None = Field(default=None, gt=0, le=10)
+
+
+Criterion = Annotated[
+    DbAssert | DbDiff | ToolCalled | ToolNotCalled | FinalReply | ArgFormat | LlmJudge,
+    Field(discriminator="kind"),
+]
+RubricItem = Annotated[
+    DbAssert | DbDiff | ToolCalled | ToolNotCalled | FinalReply | ArgFormat | LlmJudge | Include,
+    Field(discriminator="kind"),
+]
+
+
+class WorldPredicate(_Strict):
+    table: str
+    where: Where = Field(default_factory=dict)
+    count: Count = Field(default_factory=lambda: Count(min=1))
+
+
+class Call(_Strict):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Minefield(_Strict):
+    """A forbidden outcome: a matching tool call (attempts count), or a world predicate at the end."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    description: str = ""
+    tool: str | None = None
+    args: Where = Field(default_factory=dict)
+    world: WorldPredicate | None = None
+    trigger: list[Call] = Field(min_length=1, description="Calls that trip this minefield (proved in the tests).")
+
+    @model_validator(mode="after")
+    def _one(self) -> Minefield:
+        if (self.tool is None) == (self.world is None):
+            raise ValueError("a minefield names exactly one of `tool` or `world`")
+        return self
+
+
+class WorldRef(_Strict):
+    recipe: str = "default"
+    seed: int | None = Field(default=None, description="Defaults to the recipe's own seed.")
+
+
+class SetupInsert(_Strict):
+    insert: str = Field(description="Model name.")
+    row: dict[str, Any]
+
+
+class SetupUpdate(_Strict):
+    update: str = Field(description="Model name.")
+    id: str
+    set: dict[str, Any]
+
+
+SetupStep = SetupInsert | SetupUpdate
+
+
+class ReferenceSolution(_Strict):
+    calls: list[Call] = Field(default_factory=list)
+    reply: str
+
+
+class Task(_Strict):
+    """One task. ``split`` is filled in from the folder the file sits in."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra={"title": "CoreCraft task"})
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    family: str = Field(pattern=r"^[a-z0-9_]+$", description="The template this task belongs to; splits go by family.")
+    category: Literal["information_retrieval", "communication", "reasoning", "multi_step_workflow"]
+    difficulty: Literal["easy", "medium", "hard", "expert"]
+    world: WorldRef = Field(default_factory=WorldRef)
+    setup: list[SetupStep] = Field(default_factory=list)
+    actor: str | None = Field(default=None, description="Employee id the agent acts as; default: first Support Agent I.")
+    prompt: str = Field(min_length=1)
+    allowed_tools: list[str] | None = None
+    reference_solution: ReferenceSolution
+    rubric: list[RubricItem] = Field(min_length=1)
+    minefields: list[Minefield] = Field(default_factory=list)
+    canary: str | None = Field(default=None, description="Test-split files carry the benchmark canary string.")
+    split: str | None = Field(default=None, description="Set from the folder; do not write it in the file.")
