@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
+from pydantic_core import CoreSchema
 
 Scalar = str | int | float | bool | None
 
@@ -30,7 +32,13 @@ class Matcher(BaseModel):
     lt: float | None = None
     lte: float | None = None
     is_null: bool | None = Field(default=None, description="True: the value is missing/null; false: it is set.")
-    set_fields: frozenset[str] = Field(default=frozenset(), exclude=True)
+    set_fields: SkipJsonSchema[frozenset[str]] = Field(default=frozenset(), exclude=True)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Editors must accept the bare-value shorthand for ``eq`` as well as the mapping."""
+        shorthand = {"type": ["string", "number", "boolean", "null", "array"], "description": "Shorthand for `eq`."}
+        return {"anyOf": [shorthand, handler(core_schema)]}
 
     @model_validator(mode="before")
     @classmethod

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
+from pydantic_core import CoreSchema
 
 from corecraft.grading.matchers import Matcher
 
@@ -30,6 +32,11 @@ class Count(_Strict):
     @classmethod
     def _exact(cls, value: Any) -> Any:
         return {"min": value, "max": value} if isinstance(value, int) else value
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        """Editors must accept the bare-integer shorthand as well as the mapping."""
+        return {"anyOf": [{"type": "integer", "minimum": 0, "description": "Exactly this many."}, handler(core_schema)]}
 
     def ok(self, n: int) -> bool:
         return n >= self.min and (self.max is None or n <= self.max)
@@ -245,4 +252,4 @@ class Task(_Strict):
     rubric: list[RubricItem] = Field(min_length=1)
     minefields: list[Minefield] = Field(default_factory=list)
     canary: str | None = Field(default=None, description="Test-split files carry the benchmark canary string.")
-    split: str | None = Field(default=None, description="Set from the folder; do not write it in the file.")
+    split: SkipJsonSchema[str | None] = Field(default=None, description="Set from the folder; do not write it in the file.")

@@ -1,0 +1,66 @@
+"""The two agents that need no model: the reference replay and a seeded random baseline."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+from corecraft.tasks.model import Task
+
+_ID = re.compile(r"\b(?:ord|cust|tick)-[0-9a-z-]+\b")
+
+
+class ReferenceAgent:
+    """Replays the task's reference solution, one call per step, then its reply."""
+
+    name = "reference"
+
+    def __init__(self, task: Task, seed: int = 0) -> None:
+        self.task, self.i = task, 0
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        calls = self.task.reference_solution.calls
+        if self.i < len(calls):
+            call = calls[self.i]
+            self.i += 1
+            return {"id": f"ref_{self.i}", "type": "function",
+                    "function": {"name": call.tool, "arguments": json.dumps(call.args)}}
+        return self.task.reference_solution.reply
+
+
+class RandomAgent:
+    """A seeded baseline: a few read-only calls with plausible arguments, then a generic answer.
+
+    Arguments come from the request's words and from ids seen in earlier tool results.
+    """
+
+    name = "random"
+    READS = ("search_customers", "search_orders", "search_tickets", "search_knowledge_base",
+             "search_products", "get_order_details", "search_slack_messages")
+
+    def __init__(self, task: Task, seed: int = 0) -> None:
+        self.rng = random.Random(f"{task.id}:{seed}")
+        self.budget = self.rng.randint(1, 5)
+
+    def _args(self, tool: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        words = [w for w in re.findall(r"[A-Za-z]{4,}", messages[1]["content"])] or ["order"]
+        seen = _ID.findall(" ".join(str(m.get("content") or "") for m in messages[2:]))
+        orders = [s for s in seen if s.startswith("ord-")]
+        if tool == "get_order_details":
+            return {"order_id": self.rng.choice(orders) if orders else "ord-000000-000"}
+        if tool == "search_orders":
+            customers = [s for s in seen if s.startswith("cust-")]
+            return {"customer_id": self.rng.choice(customers)} if customers else {}
+        return {"query": self.rng.choice(words)}
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        available = [t["function"]["name"] for t in tools]
+        options = [t for t in self.READS if t in available]
+        if self.budget > 0 and options:
+            self.budget -= 1
+            tool = self.rng.choice(options)
+            return {"type": "function", "function": {"name": tool,
+                                                     "arguments": json.dumps(self._args(tool, messages))}}
+        return "Thanks for reaching out. I've looked into this and everything appears to be in order."

@@ -1,0 +1,88 @@
+"""``corecraft eval``: agents over a split, with pass@1, pass^k and mean reward tables."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from corecraft.agents.baselines import RandomAgent, ReferenceAgent
+from corecraft.agents.openai_agent import OpenAIAgent
+from corecraft.evaluate import evaluate
+from corecraft.grading.judge import JudgeConfig
+from corecraft.tasks.loader import load_split
+
+console = Console()
+
+
+def eval_command(
+    split: Annotated[str, typer.Option(help="train, dev or test.")] = "dev",
+    agent: Annotated[list[str], typer.Option(help="reference, random or openai; repeat to compare.")] = ["reference"],  # noqa: B006
+    model: Annotated[str | None, typer.Option(help="Model for --agent openai.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
+    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    judge_model: Annotated[str | None, typer.Option(help="Judge model; none: judge criteria ungraded.")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(help="Judge endpoint.")] = None,
+    trials: Annotated[int, typer.Option(min=1, max=32, help="Trials per task (for pass^k).")] = 1,
+    tasks: Annotated[list[str] | None, typer.Option(help="Only these task ids.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
+    max_steps: Annotated[int, typer.Option(min=1)] = 50,
+    out: Annotated[Path | None, typer.Option(help="Folder for results.jsonl and summary.json.")] = None,
+) -> None:
+    """Run agents over a split and print pass@1, pass^k and mean reward, overall and by group."""
+    pool = load_split(split)
+    if tasks:
+        pool = [t for t in pool if t.id in set(tasks)]
+    if not pool:
+        console.print(f"[red]error:[/red] no tasks selected from split {split!r}")
+        raise typer.Exit(2)
+    judge = JudgeConfig(model=judge_model, base_url=judge_base_url, api_key_env=api_key_env) if judge_model else None
+    if judge is None:
+        console.print("[yellow]no judge configured: llm_judge criteria are ungraded and left out of rewards[/yellow]")
+    summaries = {}
+    for name in agent:
+        if name == "reference":
+            factory = ReferenceAgent
+        elif name == "random":
+            factory = RandomAgent
+        elif name == "openai":
+            if not model:
+                console.print("[red]error:[/red] --agent openai needs --model")
+                raise typer.Exit(2)
+
+            def factory(task, seed, _m=model):  # type: ignore[no-untyped-def]
+                return OpenAIAgent(task, seed, model=_m, base_url=base_url, api_key_env=api_key_env)
+        else:
+            console.print(f"[red]error:[/red] unknown agent {name!r}: use reference, random or openai")
+            raise typer.Exit(2)
+        with Progress(console=console, transient=True) as progress, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            bar = progress.add_task(f"{name} on {split}", total=len(pool) * trials)
+            _, summary = evaluate(pool, factory, trials=trials, concurrency=concurrency, judge=judge,
+                                  max_steps=max_steps, out=out / name if out else None,
+                                  progress=lambda b=bar: progress.advance(b))
+        summaries[name] = summary
+    _print(summaries, split, trials)
+
+
+def _print(summaries: dict[str, dict], split: str, trials: int) -> None:
+    metrics = ["pass@1", *[f"pass^{k}" for k in range(2, trials + 1)], "mean_reward"]
+    table = Table(title=f"corecraft eval — split {split}, {trials} trial(s) per task")
+    table.add_column("agent")
+    table.add_column("group")
+    table.add_column("tasks", justify="right")
+    for m in metrics:
+        table.add_column(m, justify="right")
+    for name, summary in summaries.items():
+        rows = [("all", summary["overall"])]
+        rows += [(f"category: {k}", v) for k, v in summary["by_category"].items()]
+        rows += [(f"difficulty: {k}", v) for k, v in summary["by_difficulty"].items()]
+        for group, block in rows:
+            table.add_row(name, group, str(block["tasks"]), *[f"{block.get(m, 0):.3f}" for m in metrics])
+        table.add_section()
+    console.print(table)

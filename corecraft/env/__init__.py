@@ -1,0 +1,1 @@
+"""The Gymnasium environment: spaces, action parsing, the env class and GRPO-group helpers."""

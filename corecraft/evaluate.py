@@ -1,0 +1,98 @@
+"""``corecraft eval``: run agents over a split through the Gymnasium env and score them.
+
+Metrics: pass@1 (mean success probability per task, averaged), pass^k for k up to the number of
+trials (tau-bench's unbiased estimator: the chance that k trials drawn from n all pass), mean
+reward, each overall and by category and difficulty. Writes ``results.jsonl`` (one line per
+episode: task, trial, reward, passed, criteria, transcript) and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from math import comb
+from pathlib import Path
+from typing import Any
+
+from corecraft.env.core import CoreCraftEnv
+from corecraft.grading.judge import JudgeConfig
+from corecraft.tasks.model import Task
+
+AgentFactory = Callable[[Task, int], Any]
+
+
+def run_episode(task: Task, agent: Any, judge: JudgeConfig | None, max_steps: int, trial: int) -> dict[str, Any]:
+    """One episode of ``agent`` on ``task``; returns the results.jsonl record."""
+    env = CoreCraftEnv(task_id=task.id, max_steps=max_steps, judge=judge, split=task.split or "train")
+    env._tasks = [task]
+    try:
+        obs, info = env.reset(seed=trial)
+        tools = info["tools"]
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(agent.act(list(env.messages), tools))
+            done = terminated or truncated
+        return {"task_id": task.id, "category": task.category, "difficulty": task.difficulty, "trial": trial,
+                "reward": reward, "passed": info["passed"], "truncated": truncated, "steps": info["steps"],
+                "criteria": info["criteria"], "minefields": info["minefields"], "transcript": env.messages}
+    finally:
+        env.close()
+
+
+def pass_hat_k(successes: int, trials: int, k: int) -> float:
+    """Probability that k of the n trials, drawn without replacement, all passed."""
+    return comb(successes, k) / comb(trials, k) if trials >= k else 0.0
+
+
+def summarise(records: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
+    """Metrics overall and per category and difficulty."""
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_task[r["task_id"]].append(r)
+
+    def block(task_ids: list[str]) -> dict[str, Any]:
+        runs = [by_task[t] for t in task_ids]
+        out: dict[str, Any] = {"tasks": len(runs)}
+        if not runs:
+            return out
+        out["pass@1"] = sum(sum(r["passed"] for r in rs) / len(rs) for rs in runs) / len(runs)
+        for k in range(1, trials + 1):
+            out[f"pass^{k}"] = sum(pass_hat_k(sum(r["passed"] for r in rs), len(rs), k) for rs in runs) / len(runs)
+        out["mean_reward"] = sum(r["reward"] for rs in runs for r in rs) / sum(len(rs) for rs in runs)
+        return out
+
+    ids = sorted(by_task)
+    summary: dict[str, Any] = {"overall": block(ids), "by_category": {}, "by_difficulty": {}}
+    for key, field in (("by_category", "category"), ("by_difficulty", "difficulty")):
+        groups: dict[str, list[str]] = defaultdict(list)
+        for t in ids:
+            groups[by_task[t][0][field]].append(t)
+        summary[key] = {g: block(ts) for g, ts in sorted(groups.items())}
+    return summary
+
+
+def evaluate(tasks: list[Task], make_agent: AgentFactory, trials: int = 1, concurrency: int = 1,
+             judge: JudgeConfig | None = None, max_steps: int = 50, out: Path | None = None,
+             progress: Callable[[], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run every (task, trial) episode, optionally in parallel threads; write results if ``out``."""
+    jobs = [(task, trial) for task in tasks for trial in range(trials)]
+
+    def one(job: tuple[Task, int]) -> dict[str, Any]:
+        task, trial = job
+        record = run_episode(task, make_agent(task, trial), judge, max_steps, trial)
+        if progress:
+            progress()
+        return record
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        records = list(pool.map(one, jobs))
+    summary = summarise(records, trials)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "results.jsonl").open("w", encoding="utf-8") as handle:
+            for r in records:
+                handle.write(json.dumps(r, sort_keys=True) + "\n")
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return records, summary

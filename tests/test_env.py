@@ -1,0 +1,185 @@
+"""CoreCraft-v0 as RL users drive it: registration, check_env, vector envs, GRPO groups,
+isolation, malformed actions, truncation, and the OpenAI agent loop over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import gymnasium
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import corecraft
+from corecraft.agents.openai_agent import OpenAIAgent
+from corecraft.env.core import CoreCraftEnv
+from corecraft.evaluate import run_episode
+from corecraft.tasks.loader import find_task
+
+TASK = "doa_cpu_refund_kayla"
+pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
+
+
+def _reference_actions(task_id: str) -> list[Any]:
+    task = find_task(task_id)
+    calls = [{"type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}
+             for c in task.reference_solution.calls]
+    return [*calls, task.reference_solution.reply]
+
+
+def test_make_with_and_without_import() -> None:
+    env = gymnasium.make("CoreCraft-v0", task_id=TASK)
+    obs, info = env.reset(seed=0)
+    assert info["task_id"] == TASK and obs[0]["role"] == "system" and obs[1]["role"] == "user"
+    assert len(info["tools"]) == 23 and "2025-09-15" in obs[0]["content"]
+    env2 = gymnasium.make("corecraft:CoreCraft-v0", task_id=TASK)
+    assert env2.reset(seed=0)[1]["task_id"] == TASK
+
+
+def test_check_env_passes_without_warnings_that_matter() -> None:
+    env = CoreCraftEnv(split="train")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env)
+    assert [str(w.message) for w in caught if "render" not in str(w.message) and "LLM judge" not in str(w.message)] == []
+
+
+def test_reference_episode_reaches_full_reward_and_only_last_step_pays() -> None:
+    env = CoreCraftEnv(task_id=TASK)
+    env.reset(seed=0)
+    rewards = []
+    for action in _reference_actions(TASK):
+        obs, reward, terminated, truncated, info = env.step(action)
+        rewards.append(reward)
+    assert terminated and not truncated
+    assert rewards[:-1] == [0.0] * (len(rewards) - 1) and rewards[-1] == 1.0 and info["passed"]
+    assert {c["id"] for c in info["criteria"]} >= {"doa_refund_created", "only_the_refund_changes"}
+
+
+def test_parallel_tool_calls_and_tool_messages_match_ids() -> None:
+    env = CoreCraftEnv(task_id=TASK)
+    env.reset(seed=0)
+    message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a1", "type": "function", "function": {"name": "search_customers", "arguments": '{"query": "Kayla"}'}},
+        {"id": "a2", "type": "function", "function": {"name": "search_knowledge_base", "arguments": '{"query": "DOA"}'}},
+    ]}
+    obs, reward, terminated, truncated, _ = env.step(json.dumps(message))
+    assert [m["tool_call_id"] for m in obs] == ["a1", "a2"] and not terminated
+    assert json.loads(obs[0]["content"])["total"] >= 1
+    responses = {"type": "function_call", "call_id": "r1", "name": "search_tickets", "arguments": "{}"}
+    obs, *_ = env.step(responses)
+    assert obs[0]["tool_call_id"] == "r1"
+
+
+def test_malformed_action_gets_an_error_and_episode_goes_on() -> None:
+    env = CoreCraftEnv(task_id=TASK, max_steps=3)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, _ = env.step({"role": "assistant", "tool_calls": "nope"})
+    assert obs[0]["role"] == "user" and "could not be read" in obs[0]["content"] and not (terminated or truncated)
+    obs, *_ = env.step({"type": "function", "function": {"name": "no_such_tool", "arguments": "{}"}})
+    assert json.loads(obs[0]["content"])["error"]["type"] == "unknown_tool"
+    obs, reward, terminated, truncated, info = env.step({"type": "function", "function": {"name": "search_tickets"}})
+    assert truncated and not terminated and reward == 0.0 and info["passed"] is False
+
+
+def test_envs_are_isolated_when_interleaved() -> None:
+    a, b = CoreCraftEnv(task_id=TASK), CoreCraftEnv(task_id=TASK)
+    a.reset(seed=0)
+    b.reset(seed=0)
+    a.step(_reference_actions(TASK)[5])  # create_refund in env a
+    assert a.episode and b.episode
+    assert a.episode.world.hash() != b.episode.world.hash()
+    count = "SELECT count(*) FROM refund WHERE payment_id = 'pay-250827-003'"
+    assert b.episode.world.conn.execute(count).fetchone()[0] == 0
+    assert a.episode.world.conn.execute(count).fetchone()[0] == 1
+
+
+def test_grpo_group_of_eight_starts_identical_and_is_graded() -> None:
+    envs = corecraft.make_group(TASK, 8)
+    hashes = set()
+    for i, env in enumerate(envs):
+        env.reset(seed=i)
+        assert env.episode is not None
+        hashes.add(env.episode.world.hash())
+    assert len(hashes) == 1
+    actions = _reference_actions(TASK)
+
+    def policy(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        taken = sum(1 for m in messages if m["role"] == "assistant")
+        return actions[taken] if taken < len(actions) else actions[-1]
+
+    result = corecraft.run_group(TASK, policy, 8)
+    assert result.rewards == [1.0] * 8 and all(result.passed) and len(result.infos) == 8
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_vector_envs(mode: str) -> None:
+    kwargs = {"vector_kwargs": {"shared_memory": False}} if mode == "async" else {}
+    vec = gymnasium.make_vec("CoreCraft-v0", num_envs=2, vectorization_mode=mode, task_id=TASK, **kwargs)
+    obs, info = vec.reset(seed=0)
+    assert len(obs) == 2 and list(info["task_id"]) == [TASK, TASK]
+    call = {"type": "function", "function": {"name": "search_customers", "arguments": '{"query": "Kayla"}'}}
+    obs, rewards, terminated, truncated, info = vec.step((call, call))
+    assert list(terminated) == [False, False]
+    obs, rewards, terminated, truncated, info = vec.step(("done", "done"))
+    assert list(terminated) == [True, True] and list(rewards) == [0.0, 0.0]
+    vec.close()
+
+
+def test_render_ansi_shows_the_transcript() -> None:
+    env = CoreCraftEnv(task_id=TASK, render_mode="ansi")
+    env.reset(seed=0)
+    env.step(_reference_actions(TASK)[0])
+    text = env.render()
+    assert text is not None and "--- USER" in text and "search_customers" in text
+
+
+class _ScriptedModel(BaseHTTPRequestHandler):
+    """An OpenAI-compatible chat endpoint that answers with the reference tool calls, two at a time."""
+
+    script: list[dict[str, Any]] = []
+    requests: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        message = type(self).script[min(len(type(self).requests) - 1, len(type(self).script) - 1)]
+        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                   "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+def test_openai_agent_loop_over_http(monkeypatch: pytest.MonkeyPatch) -> None:
+    task = find_task(TASK)
+    calls = [{"id": f"c{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}
+             for i, c in enumerate(task.reference_solution.calls)]
+    script = [{"role": "assistant", "content": None, "tool_calls": calls[:2]}]  # parallel calls
+    script += [{"role": "assistant", "content": None, "tool_calls": [c]} for c in calls[2:]]
+    script.append({"role": "assistant", "content": task.reference_solution.reply})
+    _ScriptedModel.script, _ScriptedModel.requests = script, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("CORECRAFT_TEST_KEY", "sk-test")
+        agent = OpenAIAgent(task, model="scripted", base_url=f"http://127.0.0.1:{server.server_port}/v1",
+                            api_key_env="CORECRAFT_TEST_KEY")
+        record = run_episode(task, agent, judge=None, max_steps=30, trial=0)
+    finally:
+        server.shutdown()
+    assert record["passed"] and record["reward"] == 1.0
+    assert len(_ScriptedModel.requests) == len(script)
+    sent = _ScriptedModel.requests[1]
+    assert [m["role"] for m in sent["messages"]][-3:] == ["assistant", "tool", "tool"]
+    assert len(sent["tools"]) == 23
