@@ -26,13 +26,12 @@ AgentFactory = Callable[[Task, int], Any]
 def run_episode(task: Task, agent: Any, judge: JudgeConfig | None, max_steps: int, trial: int) -> dict[str, Any]:
     """One episode of ``agent`` on ``task``; returns the results.jsonl record."""
     env = CoreCraftEnv(task_id=task.id, max_steps=max_steps, judge=judge, split=task.split or "train")
-    env._tasks = [task]
     try:
-        obs, info = env.reset(seed=trial)
+        _, info = env.reset(seed=trial)
         tools = info["tools"]
         done = False
         while not done:
-            obs, reward, terminated, truncated, info = env.step(agent.act(list(env.messages), tools))
+            _, reward, terminated, truncated, info = env.step(agent.act(list(env.messages), tools))
             done = terminated or truncated
         return {"task_id": task.id, "category": task.category, "difficulty": task.difficulty, "trial": trial,
                 "reward": reward, "passed": info["passed"], "truncated": truncated, "steps": info["steps"],

@@ -7,7 +7,7 @@ import json
 import threading
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import pytest
@@ -52,7 +52,7 @@ def test_reference_episode_reaches_full_reward_and_only_last_step_pays() -> None
     env.reset(seed=0)
     rewards = []
     for action in _reference_actions(TASK):
-        obs, reward, terminated, truncated, info = env.step(action)
+        _obs, reward, terminated, truncated, info = env.step(action)
         rewards.append(reward)
     assert terminated and not truncated
     assert rewards[:-1] == [0.0] * (len(rewards) - 1) and rewards[-1] == 1.0 and info["passed"]
@@ -66,7 +66,7 @@ def test_parallel_tool_calls_and_tool_messages_match_ids() -> None:
         {"id": "a1", "type": "function", "function": {"name": "search_customers", "arguments": '{"query": "Kayla"}'}},
         {"id": "a2", "type": "function", "function": {"name": "search_knowledge_base", "arguments": '{"query": "DOA"}'}},
     ]}
-    obs, reward, terminated, truncated, _ = env.step(json.dumps(message))
+    obs, _reward, terminated, _truncated, _ = env.step(json.dumps(message))
     assert [m["tool_call_id"] for m in obs] == ["a1", "a2"] and not terminated
     assert json.loads(obs[0]["content"])["total"] >= 1
     responses = {"type": "function_call", "call_id": "r1", "name": "search_tickets", "arguments": "{}"}
@@ -122,9 +122,9 @@ def test_vector_envs(mode: str) -> None:
     obs, info = vec.reset(seed=0)
     assert len(obs) == 2 and list(info["task_id"]) == [TASK, TASK]
     call = {"type": "function", "function": {"name": "search_customers", "arguments": '{"query": "Kayla"}'}}
-    obs, rewards, terminated, truncated, info = vec.step((call, call))
+    obs, rewards, terminated, _, info = vec.step((call, call))
     assert list(terminated) == [False, False]
-    obs, rewards, terminated, truncated, info = vec.step(("done", "done"))
+    obs, rewards, terminated, _truncated, info = vec.step(("done", "done"))
     assert list(terminated) == [True, True] and list(rewards) == [0.0, 0.0]
     vec.close()
 
@@ -140,10 +140,10 @@ def test_render_ansi_shows_the_transcript() -> None:
 class _ScriptedModel(BaseHTTPRequestHandler):
     """An OpenAI-compatible chat endpoint that answers with the reference tool calls, two at a time."""
 
-    script: list[dict[str, Any]] = []
-    requests: list[dict[str, Any]] = []
+    script: ClassVar[list[dict[str, Any]]] = []
+    requests: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).requests.append(body)
         message = type(self).script[min(len(type(self).requests) - 1, len(type(self).script) - 1)]

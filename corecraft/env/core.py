@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
@@ -62,7 +62,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     copied and pickled; with none, ``llm_judge`` criteria are reported ``ungraded``.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, split: str = "train", task_id: str | None = None, world: str | None = None,
                  max_steps: int = 50, judge: JudgeConfig | dict[str, Any] | None = None,

@@ -31,11 +31,11 @@ def run_group(task_id: str, policy: Policy, n: int, seed: int = 0, **kwargs: Any
     """Run ``policy`` for ``n`` rollouts of one task and collect rewards and per-criterion results."""
     rewards, passed, infos = [], [], []
     for i, env in enumerate(make_group(task_id, n, **kwargs)):
-        obs, info = env.reset(seed=seed + i)
+        _, info = env.reset(seed=seed + i)
         tools = info["tools"]
         done = False
         while not done:
-            obs, reward, terminated, truncated, info = env.step(policy(list(env.messages), tools))
+            _obs, reward, terminated, truncated, info = env.step(policy(list(env.messages), tools))
             done = terminated or truncated
         rewards.append(reward)
         passed.append(bool(info["passed"]))
