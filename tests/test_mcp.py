@@ -1,0 +1,43 @@
+"""The MCP server, exercised with the real ``mcp`` stdio client against ``corecraft serve mcp``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+TASK = "doa_cpu_refund_kayla"
+
+
+async def _session_run() -> dict:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "corecraft.cli.main", "serve", "mcp", "--task", TASK],
+                                   env={**os.environ})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = (await session.list_tools()).tools
+        read_result = await session.call_tool("get_order_details", {"order_id": "ord-250827-003"})
+        bad = await session.call_tool("get_order_details", {"order_id": 42})
+        write_result = await session.call_tool("create_refund", {
+            "payment_id": "pay-250827-003", "amount": 189.0, "reason": "doa", "ticket_id": "tick-250915-901",
+            "lines": [{"order_line_id": "ord-250827-003-L2", "quantity": 1}]})
+        after = await session.call_tool("search_payments", {"order_id": "ord-250827-003"})
+        return {"tools": tools, "read": read_result, "bad": bad, "write": write_result, "after": after}
+
+
+def test_mcp_lists_calls_and_changes_the_world() -> None:
+    out = asyncio.run(_session_run())
+    names = {t.name: t for t in out["tools"]}
+    assert len(names) == 23
+    assert names["get_order_details"].annotations.readOnlyHint is True
+    assert names["create_refund"].annotations.readOnlyHint is False
+    order = json.loads(out["read"].content[0].text)
+    assert order["id"] == "ord-250827-003" and not out["read"].isError
+    assert out["bad"].isError and json.loads(out["bad"].content[0].text)["error"]["field"] == "order_id"
+    refund = json.loads(out["write"].content[0].text)
+    assert not out["write"].isError and refund["amount"] == 189.0
+    payment = json.loads(out["after"].content[0].text)["results"][0]
+    assert payment["refunded_amount"] == 189.0
