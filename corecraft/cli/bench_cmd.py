@@ -17,3 +17,11 @@ def world(recipe: WorldOpt = "default") -> None:
     from corecraft.bench.world import main
 
     main(recipe)
+
+
+@app.command()
+def env(split: Annotated[str, typer.Option(help="Split whose tasks to replay.")] = "train") -> None:
+    """Reset and step medians through gymnasium.make, and full-episode throughput."""
+    from corecraft.bench.env import main
+
+    main(split)

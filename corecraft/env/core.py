@@ -77,6 +77,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         config = JudgeConfig.model_validate(judge) if isinstance(judge, dict) else judge
         self.judge = Judge(config) if config is not None else None
         self._tasks: list[Task] | None = None
+        self._found: dict[str, Task] = {}
         self.observation_space = ChatMessages()
         self.action_space = AgentAction()
         self.episode: Episode | None = None
@@ -95,8 +96,9 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     def _pick(self, options: dict[str, Any] | None) -> Task:
         wanted = (options or {}).get("task_id") or self.task_id
         if wanted:
-            pool = {t.id: t for t in self._tasks or []}
-            task = pool.get(wanted) or find_task(wanted, self.root)
+            if wanted not in self._found:
+                self._found[wanted] = find_task(wanted, self.root)
+            task = self._found[wanted]
         else:
             pool_list = self._task_pool()
             task = pool_list[int(self.np_random.integers(len(pool_list)))]

@@ -77,8 +77,32 @@ def _line_for(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int:
     return best
 
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _parse_yaml(text: str) -> tuple[yaml.Node | None, Any]:
+    """The node tree (for line numbers) and the plain data of one YAML document, in one parse."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    finally:
+        loader.dispose()
+
+
 def _split_of(path: Path) -> str | None:
     return path.parent.name if path.parent.name in SPLITS else None
+
+
+def _yaml_problem(name: str, exc: yaml.YAMLError) -> Problem:
+    """One line a person can act on, at the line where the parser gave up."""
+    mark = getattr(exc, "problem_mark", None)
+    problem, context = getattr(exc, "problem", None), getattr(exc, "context", None)
+    if mark is None or problem is None:
+        return Problem(name, 1, f"not valid YAML: {exc}")
+    started = getattr(exc, "context_mark", None)
+    where = f" (in {context.removeprefix('while parsing ')} opened on line {started.line + 1})" if context and started else ""
+    return Problem(name, mark.line + 1, f"not valid YAML: {problem}, at column {mark.column + 1}{where}")
 
 
 def load_task(path: Path) -> Task:
@@ -86,13 +110,11 @@ def load_task(path: Path) -> Task:
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
+        node, data = _parse_yaml(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskError([Problem(name, 1, f"cannot read the file: {exc}")]) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise TaskError([Problem(name, (mark.line + 1) if mark else 1, f"not valid YAML: {exc}")]) from None
+        raise TaskError([_yaml_problem(name, exc)]) from None
     if not isinstance(data, dict) or node is None:
         raise TaskError([Problem(name, 1, "a task file must be a YAML mapping of fields (id, family, prompt, …)")])
     lines = _lines(node)
@@ -150,7 +172,7 @@ def check_task(path: Path, replay: bool = True) -> list[Problem]:
         task = load_task(path)
     except TaskError as exc:
         return exc.problems
-    lines = _lines(yaml.compose(path.read_text(encoding="utf-8")))
+    lines = _lines(_parse_yaml(path.read_text(encoding="utf-8"))[0])
     name, problems = str(path), []
 
     def add(loc: tuple[Any, ...], message: str) -> None:
@@ -162,15 +184,26 @@ def check_task(path: Path, replay: bool = True) -> list[Problem]:
         if tool not in REGISTRY:
             add(loc, f"{label}: tool {tool!r} does not exist{_suggest(tool, tools)}")
 
-    def check_table(loc: tuple[Any, ...], table: str, columns: list[str], label: str) -> None:
+    def check_table(loc: tuple[Any, ...], table: str, columns: dict[str, tuple[Any, ...]], label: str) -> None:
+        """``columns``: column name -> where it is written (for the line number)."""
         model = models.TABLES_BY_NAME.get(table)
         if model is None:
             add(loc, f"{label}: table {table!r} does not exist{_suggest(table, tables)}")
             return
         fields = list(model.model_fields)  # type: ignore[attr-defined]
-        for column in columns:
+        for column, column_loc in columns.items():
             if column not in fields:
-                add(loc, f"{label}: {table} has no field {column!r}{_suggest(column, fields)}")
+                add(column_loc, f"{label}: {table} has no field {column!r}{_suggest(column, fields)}")
+
+    def check_args(tool: str, args: dict[str, tuple[Any, ...]], label: str) -> None:
+        if tool in REGISTRY:
+            arg_names = list(REGISTRY[tool].args.model_fields)
+            for arg, arg_loc in args.items():
+                if arg not in arg_names:
+                    add(arg_loc, f"{label}: {tool} has no argument {arg!r}{_suggest(arg, arg_names)}")
+
+    def keys(loc: tuple[Any, ...], names: Any) -> dict[str, tuple[Any, ...]]:
+        return {name: (*loc, name) for name in names}
 
     if _split_of(path) == "test" and CANARY not in path.read_text(encoding="utf-8"):
         add((), "test-split files must carry the canary string (field `canary`)")
@@ -189,33 +222,39 @@ def check_task(path: Path, replay: bool = True) -> list[Problem]:
             cid = item.id
             label = f"criterion {item.id!r}"
             if isinstance(item, DbAssert):
-                check_table((*loc, "table"), item.table, [*item.where, *item.expect], label)
+                check_table((*loc, "table"), item.table,
+                            {**keys((*loc, "where"), item.where), **keys((*loc, "expect"), item.expect)}, label)
             elif isinstance(item, DbDiff):
-                for table in item.allow:
-                    check_table((*loc, "allow", table), table, list(item.allow[table].fields or []), label)
+                for table, change in item.allow.items():
+                    check_table((*loc, "allow", table), table,
+                                {f: (*loc, "allow", table, "fields") for f in change.fields or []}, label)
             elif isinstance(item, ToolCalled | ToolNotCalled | ArgFormat):
                 check_tool((*loc, "tool"), item.tool, label)
-                if item.tool in REGISTRY:
-                    arg_names = list(REGISTRY[item.tool].args.model_fields)
-                    for arg in ([item.arg] if isinstance(item, ArgFormat) else list(item.args)):
-                        if arg not in arg_names:
-                            add((*loc, "args"), f"{label}: {item.tool} has no argument {arg!r}{_suggest(arg, arg_names)}")
+                check_args(item.tool, {item.arg: (*loc, "arg")} if isinstance(item, ArgFormat) else keys((*loc, "args"), item.args),
+                           label)
             elif isinstance(item, FinalReply) and item.world_value is not None:
                 wv = item.world_value
-                check_table((*loc, "world_value"), wv.table, [*wv.where, wv.field], label)
+                check_table((*loc, "world_value"), wv.table,
+                            {**keys((*loc, "world_value", "where"), wv.where), wv.field: (*loc, "world_value", "field")}, label)
         if cid in ids:
-            add(loc, f"criterion id {cid!r} is used twice")
+            add((*loc, "id"), f"criterion id {cid!r} is used twice")
         ids.append(cid)
+    called = [item.id for item in task.rubric if isinstance(item, ToolCalled)]
     for i, item in enumerate(task.rubric):
         if isinstance(item, ToolCalled):
-            for other in (item.before, item.after):
+            for key, other in (("before", item.before), ("after", item.after)):
                 if other is not None and other not in ids:
-                    add(("rubric", i), f"criterion {item.id!r}: ordering names unknown criterion {other!r}")
+                    add(("rubric", i, key), f"criterion {item.id!r}: ordering names unknown criterion {other!r}")
+                elif other is not None and other not in called:
+                    add(("rubric", i, key), f"criterion {item.id!r}: ordering needs a tool_called criterion, "
+                                            f"and {other!r} is not one")
     for i, mine in enumerate(task.minefields):
         if mine.tool is not None:
             check_tool(("minefields", i, "tool"), mine.tool, f"minefield {mine.id!r}")
+            check_args(mine.tool, keys(("minefields", i, "args"), mine.args), f"minefield {mine.id!r}")
         if mine.world is not None:
-            check_table(("minefields", i, "world"), mine.world.table, list(mine.world.where), f"minefield {mine.id!r}")
+            check_table(("minefields", i, "world"), mine.world.table, keys(("minefields", i, "world", "where"), mine.world.where),
+                        f"minefield {mine.id!r}")
     if problems or not replay:
         return problems
     problems += _check_in_world(task, add)

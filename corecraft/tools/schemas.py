@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from functools import cache
 from typing import Any, Literal
 
 from corecraft.tools import REGISTRY, Tool
@@ -63,12 +64,14 @@ def _clean(node: Any, defs: dict[str, Any]) -> Any:
     return _ordered(out)
 
 
+@cache
 def parameters(entry: Tool) -> dict[str, Any]:
-    """The cleaned JSON schema of a tool's arguments."""
+    """The cleaned JSON schema of a tool's arguments (computed once; treat as read-only)."""
     raw = entry.args.model_json_schema()
     return _clean(raw, raw.get("$defs", {}))
 
 
+@cache
 def description(entry: Tool) -> str:
     """The tool's docstring with wrapped lines joined (paragraph breaks kept)."""
     paragraphs = re.split(r"\n\s*\n", entry.description)
