@@ -15,6 +15,7 @@ from corecraft.agents.baselines import RandomAgent, ReferenceAgent
 from corecraft.agents.openai_agent import OpenAIAgent
 from corecraft.evaluate import evaluate
 from corecraft.grading.judge import JudgeConfig
+from corecraft.report import write_report
 from corecraft.tasks.loader import load_split
 
 console = Console()
@@ -67,6 +68,9 @@ def eval_command(
                                   max_steps=max_steps, out=out / name if out else None,
                                   progress=lambda b=bar: progress.advance(b))
         summaries[name] = summary
+        if out is not None:
+            report = write_report(out / name, f"corecraft eval — {name} on {split}")
+            console.print(f"{name}: results in {out / name} (report: {report})")
     _print(summaries, split, trials)
 
 
