@@ -25,3 +25,22 @@ def env(split: Annotated[str, typer.Option(help="Split whose tasks to replay.")]
     from corecraft.bench.env import main
 
     main(split)
+
+
+@app.command()
+def tools(recipe: WorldOpt = "default",
+          repeat: Annotated[int, typer.Option("--repeat", "-n", help="Calls per tool.")] = 1000) -> None:
+    """Median and p99 latency of every tool with realistic arguments, beside a raw sqlite3 floor."""
+    from corecraft.bench.tools import main
+
+    main(recipe, repeat)
+
+
+@app.command()
+def grade(task: Annotated[str, typer.Option("--task", "-t", help="Task whose reference solution is graded.")]
+          = "doa_cpu_refund_kayla",
+          repeat: Annotated[int, typer.Option("--repeat", "-n", help="Timed gradings.")] = 200) -> None:
+    """Median time to grade one episode's deterministic criteria (db_diff included), beside the 10 ms target."""
+    from corecraft.bench.grade import main
+
+    main(task, repeat)

@@ -197,8 +197,8 @@ def _format_problem(c: ArgFormat, call: CallRecord) -> str:
         (c.min_words is not None and words < (c.min_words or 0), lambda: f"{words} words < {c.min_words}"),
         (c.max_chars is not None and len(value) > (c.max_chars or 0), lambda: f"{len(value)} characters > {c.max_chars}"),
         (c.date_format and not _is_date(value), lambda: f"{value!r} is not YYYY-MM-DD"),
-        (c.no_digits_run is not None and re.search(rf"\d{{{c.no_digits_run or 99},}}", re.sub(r"[\s().-]", "", value))
-         is not None, lambda: f"contains a run of {c.no_digits_run}+ digits"),
+        (c.no_digits_run is not None and _digit_run(value, c.no_digits_run or 99),
+         lambda: f"contains a run of {c.no_digits_run}+ digits"),
         (c.all_caps and value != value.upper(), lambda: "is not all capitals"),
         (c.lowercase and value != value.lower(), lambda: "is not lowercase"),
     ]
@@ -209,6 +209,15 @@ def _format_problem(c: ArgFormat, call: CallRecord) -> str:
         if needle.lower() in value.lower():
             return f"contains {needle!r}"
     return ""
+
+
+_RECORD_ID = re.compile(r"\b[A-Za-z]+-[A-Za-z0-9-]+|\b\d{4}-\d{2}-\d{2}\b")  # record ids and ISO dates
+
+
+def _digit_run(value: str, n: int) -> bool:
+    """A run of ``n``+ digits once phone separators are dropped ("(555) 010-4477"). Record ids such as
+    ``tick-250911-003`` and ISO dates are not phone numbers, so they are blanked out first."""
+    return re.search(rf"\d{{{n},}}", re.sub(r"[\s().-]", "", _RECORD_ID.sub("#", value))) is not None
 
 
 def _fill(template: str, call: CallRecord) -> str:

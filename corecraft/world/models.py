@@ -1,8 +1,8 @@
 """The 14 entity tables of the CoreCraft world (plus two helper tables), declared once with sqlmodel.
 
 Every table has a readable string primary key (``cust-0042``, ``ord-250904-117`` …).
-Datetimes are stored as naive wall-clock times in the world's timezone (America/New_York);
-tools render them as ISO 8601 with offset. Money is stored in dollars, rounded to cents.
+Datetimes are timezone-aware in Python and stored in UTC (sqlmodel's convention); tools render
+them as ISO 8601 in the world's timezone (America/New_York) with its offset. Money is stored in dollars, rounded to cents.
 JSON columns hold small structured values (addresses, specs, inventory, events).
 """
 

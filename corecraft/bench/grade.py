@@ -1,0 +1,75 @@
+"""``corecraft bench grade``: the time to grade one finished episode's deterministic criteria.
+
+The task's reference solution is replayed once through the real tools on its world (by default
+``doa_cpu_refund_kayla`` on the default world); then only :func:`~corecraft.grading.grader.grade`
+is timed, over every criterion but ``llm_judge`` (``db_diff`` included), beside the target
+(<= 10 ms per episode) and beside the floor of the start/end world diff alone. A per-kind
+breakdown shows where the time goes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from corecraft.bench.timing import median, ms, p99, report, samples
+from corecraft.episode import Episode
+from corecraft.grading.criteria import CHECKS, Evidence
+from corecraft.grading.diff import world_diff
+from corecraft.grading.grader import grade
+from corecraft.tasks.loader import find_task, resolved_rubric
+from corecraft.tasks.model import Criterion, LlmJudge
+
+TASK = "doa_cpu_refund_kayla"
+TARGET = 10e-3
+
+
+def _replayed(task_id: str) -> tuple[Episode, list[Criterion]]:
+    """An episode after the task's reference solution, and its deterministic criteria (all met)."""
+    task = find_task(task_id)
+    episode = Episode(task)
+    for call in task.reference_solution.calls:
+        result = episode.call(call.tool, call.args)
+        if "error" in result:
+            raise RuntimeError(f"{task_id}: reference call {call.tool} failed: {result['error']}")
+    episode.transcript.reply = task.reference_solution.reply
+    criteria = [c for c in resolved_rubric(task) if not isinstance(c, LlmJudge)]
+    result = grade(task, criteria, episode.transcript, episode.world, episode.start)
+    if not result.passed:
+        raise RuntimeError(f"{task_id}: the reference solution does not pass: {result.criteria}")
+    return episode, criteria
+
+
+def run(task_id: str = TASK, repeat: int = 200) -> list[tuple[str, str, str, str]]:
+    episode, criteria = _replayed(task_id)
+    task, transcript, world, start = episode.task, episode.transcript, episode.world, episode.start
+    try:
+        times = samples(lambda: grade(task, criteria, transcript, world, start), repeat)
+        floor = median(samples(lambda: world_diff(world.conn, start), repeat))
+        by_kind: dict[str, list[Criterion]] = defaultdict(list)
+        for c in criteria:
+            by_kind[c.kind].append(c)
+
+        def check_all(kind: str) -> None:
+            ev = Evidence(transcript=transcript, world=world, start=start)  # fresh: db_diff recomputes its diff
+            for c in by_kind[kind]:
+                CHECKS[kind](c, ev)
+
+        took = median(times)
+        rows = [
+            (f"grade, {len(criteria)} deterministic criteria", ms(took), "target 10 ms", f"{took / TARGET:.2f}x target"),
+            ("", "", f"world diff alone {ms(floor)}", f"{took / floor:.2f}x floor"),
+            ("grade p99", ms(p99(times)), "", ""),
+        ]
+        for kind, items in by_kind.items():
+            rows.append((f"  {kind} ({len(items)})", ms(median(samples(lambda k=kind: check_all(k), repeat))), "", ""))
+        return rows
+    finally:
+        episode.close()
+
+
+def main(task_id: str = TASK, repeat: int = 200) -> None:
+    report(f"corecraft bench grade ({task_id})", run(task_id, repeat))
+
+
+if __name__ == "__main__":
+    main()

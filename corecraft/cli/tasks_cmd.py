@@ -1,0 +1,409 @@
+"""``corecraft tasks list|show|check|schema|new|split|stats``: browse, validate and author the task library.
+
+Every command reads the task folders under ``--root`` (default: the packaged ``tasks/``). Unlike
+the training helpers, these commands cover all three splits unless ``--split`` narrows them: they
+show metadata and problems, never feed tasks to a learner.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import track
+from rich.syntax import Syntax
+from rich.table import Table
+
+from corecraft.paths import content
+from corecraft.tasks.loader import CANARY, SPLITS, Problem, TaskError, check_task, load_task, resolved_rubric, task_files
+from corecraft.tasks.model import ArgFormat, DbDiff, Include, LlmJudge, Task
+from corecraft.tasks.split import parse_ratios, split_by_family
+
+app = typer.Typer(help="List, show, check and author the YAML tasks.", no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+RootOpt = Annotated[Path | None, typer.Option("--root", help="Tasks folder holding train/dev/test; default the packaged tasks/.")]
+SplitOpt = Annotated[str | None, typer.Option("--split", "-s", help="Only this split (train, dev or test); default all.")]
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _splits(split: str | None) -> tuple[str, ...]:
+    if split is None:
+        return SPLITS
+    if split not in SPLITS:
+        raise _fail(f"unknown split {split!r}; splits: {', '.join(SPLITS)}")
+    return (split,)
+
+
+def _shown(path: Path) -> Path:
+    """The path relative to the working directory when it lies below it (shorter messages)."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def _files(paths: list[Path] | None, root: Path | None, splits: tuple[str, ...] = SPLITS) -> list[Path]:
+    """Task files named on the command line (folders searched for *.yaml), or every file of the splits."""
+    if not paths:
+        return [_shown(p) for s in splits for p in task_files(s, root)]
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(path.rglob("*.yaml"))
+        elif path.is_file():
+            out.append(path)
+        else:
+            raise _fail(f"no such file or folder: {path}")
+    return out
+
+
+def _load(files: list[Path]) -> tuple[dict[Path, Task], list[Problem]]:
+    """The files that load (with every include resolving), and the problems of those that do not."""
+    tasks: dict[Path, Task] = {}
+    problems: list[Problem] = []
+    for path in files:
+        try:
+            task = load_task(path)
+            resolved_rubric(task)
+        except TaskError as exc:
+            problems += exc.problems
+        except KeyError as exc:
+            problems.append(Problem(str(path), 1, str(exc.args[0])))
+        else:
+            tasks[path] = task
+    return tasks, problems
+
+
+def _tasks(root: Path | None, split: str | None) -> list[Task]:
+    """Every loadable task of the splits; files that do not load are reported on stderr and skipped."""
+    tasks, problems = _load(_files(None, root, _splits(split)))
+    for problem in problems:
+        err.print(f"[yellow]skipped:[/yellow] {escape(str(problem))}", highlight=False, soft_wrap=True)
+    return list(tasks.values())
+
+
+@app.command("list")
+def list_tasks(root: RootOpt = None, split: SplitOpt = None,
+               category: Annotated[str | None, typer.Option("--category", "-c", help="Only this category.")] = None,
+               difficulty: Annotated[str | None, typer.Option("--difficulty", "-d", help="Only this difficulty.")] = None,
+               ) -> None:
+    """The tasks as a table: id, split, family, category, difficulty, criteria and reference calls."""
+    tasks = [t for t in _tasks(root, split)
+             if (category is None or t.category == category) and (difficulty is None or t.difficulty == difficulty)]
+    table = Table(title="CoreCraft tasks")
+    for name in ("id", "split", "family", "category", "difficulty", "criteria", "ref. calls"):
+        table.add_column(name, overflow="fold", justify="right" if name in ("criteria", "ref. calls") else "left")
+    for t in tasks:
+        table.add_row(t.id, t.split or "", t.family, t.category, t.difficulty, str(len(t.rubric)),
+                      str(len(t.reference_solution.calls)))
+    console.print(table)
+    console.print(f"{len(tasks)} task(s)")
+
+
+def _compact(value: Any) -> Any:
+    """Dumped matchers and counts as one writes them in YAML: ``{"eq": x}`` -> x, ``{"min": n, "max": n}`` -> n."""
+    if isinstance(value, dict):
+        if set(value) == {"eq"}:
+            return _compact(value["eq"])
+        if set(value) == {"min", "max"} and value["min"] == value["max"]:
+            return value["min"]
+        return {k: _compact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    return value
+
+
+def _criterion_summary(c: Any) -> str:
+    """What a criterion checks, in one line: its description, or its main fields."""
+    if c.description:
+        return c.description
+    fields = c.model_dump(exclude={"id", "kind", "weight", "description"}, exclude_defaults=True, by_alias=True)
+    return json.dumps(_compact(fields), default=str)[:300]
+
+
+@app.command()
+def show(task_id: Annotated[str, typer.Argument(metavar="ID", help="Task id (the file name without .yaml).")],
+         root: RootOpt = None,
+         raw: Annotated[bool, typer.Option("--yaml", help="Print the task file itself.")] = False) -> None:
+    """One task: what is asked, the rubric (includes resolved) and the minefields."""
+    path = next((p for s in SPLITS for p in task_files(s, root) if p.stem == task_id), None)
+    if path is None:
+        raise _fail(f"no task file {task_id}.yaml in {', '.join(SPLITS)}", 1)
+    loaded, problems = _load([path])
+    if problems:
+        raise _fail(f"{task_id} does not load:\n" + "\n".join(map(str, problems)), 1)
+    task = loaded[path]
+    if raw:
+        console.print(Syntax(path.read_text(encoding="utf-8"), "yaml"))
+        return
+    console.print(f"[bold]{task.id}[/bold]  ({task.split}/{path.name})", highlight=False)
+    console.print(f"family {task.family} · {task.category} · {task.difficulty} · world {task.world.recipe}"
+                  f"{'' if task.world.seed is None else f' seed {task.world.seed}'} · actor {task.actor or 'default'}"
+                  f" · {len(task.setup)} setup step(s) · {len(task.reference_solution.calls)} reference call(s)",
+                  highlight=False)
+    if task.allowed_tools is not None:
+        console.print(f"allowed tools: {', '.join(task.allowed_tools)}", highlight=False)
+    console.print("\n[bold]prompt[/bold]")
+    console.print(task.prompt.rstrip(), highlight=False, markup=False)
+    rubric = Table(title="rubric")
+    for name in ("id", "kind", "weight", "checks"):
+        rubric.add_column(name, overflow="fold")
+    for c in resolved_rubric(task):
+        rubric.add_row(c.id, c.kind, f"{c.weight:g}", _criterion_summary(c))
+    console.print(rubric)
+    for mine in task.minefields:
+        what = f"tool {mine.tool}" if mine.tool else f"world {mine.world.table if mine.world else ''}"
+        console.print(f"minefield [bold]{mine.id}[/bold] ({what}): {mine.description}", highlight=False)
+
+
+def _library_problems(files: list[Path]) -> list[Problem]:
+    """Problems across files: a task id used twice, a family in two splits (a template leak)."""
+    problems: list[Problem] = []
+    by_id: dict[str, Path] = {}
+    family_splits: dict[str, dict[str, Path]] = {}
+    for path, task in _load(files)[0].items():
+        if task.id in by_id:
+            problems.append(Problem(str(path), _key_line(path, "id"), f"task id {task.id!r} is also used by {by_id[task.id]}"))
+        by_id.setdefault(task.id, path)
+        if task.split is not None:
+            family_splits.setdefault(task.family, {}).setdefault(task.split, path)
+    for family, splits in family_splits.items():
+        if len(splits) > 1:
+            path = list(splits.values())[-1]
+            problems.append(Problem(str(path), _key_line(path, "family"),
+                                    f"family {family!r} spans splits {', '.join(splits)}: a family belongs to one split"))
+    return problems
+
+
+def _key_line(path: Path, key: str) -> int:
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith(f"{key}:"):
+            return n
+    return 1
+
+
+@app.command()
+def check(paths: Annotated[list[Path] | None, typer.Argument(help="Task files or folders; default every split.")] = None,
+          root: RootOpt = None,
+          replay: Annotated[bool, typer.Option(help="Also apply the setup and run the reference solution "
+                                                    "in the task's world.")] = True) -> None:
+    """Validate task files: schema, tools, tables and fields, includes, setup, reference calls.
+
+    Prints every problem as file:line: message and exits 1 if there is any.
+    """
+    files = _files(paths, root)
+    if not files:
+        raise _fail("no task files to check", 1)
+    problems: list[Problem] = []
+    for path in track(files, description="checking tasks", transient=True, console=err):
+        problems += check_task(path, replay=replay)
+    problems += _library_problems(files)
+    for problem in problems:
+        console.print(str(problem), highlight=False, markup=False, soft_wrap=True)
+    if problems:
+        bad = len({p.file for p in problems})
+        console.print(f"[red]{len(problems)} problem(s) in {bad} of {len(files)} file(s)[/red]")
+        raise typer.Exit(1)
+    console.print(f"[green]{len(files)} file{'' if len(files) == 1 else 's'} OK[/green]")
+
+
+def schema_json() -> str:
+    """The JSON Schema of a task file, as written to tasks/schema.json."""
+    return json.dumps(Task.model_json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+@app.command()
+def schema(out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write; default tasks/schema.json.")]
+           = None) -> None:
+    """Write the JSON Schema of task files (editors autocomplete YAML with `# yaml-language-server: $schema=...`)."""
+    path = out or content("tasks", "schema.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(schema_json(), encoding="utf-8")
+    console.print(f"wrote the task schema to {path}", highlight=False)
+
+
+TEMPLATE = """\
+# yaml-language-server: $schema=../schema.json
+# A new task. Replace every TODO, then run:  corecraft tasks check {path}
+# A worked example: tasks/train/doa_cpu_refund_kayla.yaml. Look ids up with `corecraft world inspect`
+# and try calls with `corecraft tools call`.
+id: {id}
+family: {family}  # the template this task belongs to; a family lives in one split only
+category: {category}  # information_retrieval | communication | reasoning | multi_step_workflow
+difficulty: {difficulty}  # easy | medium | hard | expert
+world: {{recipe: default}}  # optional `seed: N`; default the recipe's own seed
+{canary}# Rows added or changed on top of the seeded world, for this task only:
+setup: []
+#  - insert: SupportTicket
+#    row: {{id: tick-250915-901, customer_id: cust-0042, order_id: ord-250904-117, type: return, channel: email,
+#          priority: normal, status: open, subject: "...", body: "...", created_at: "2025-09-15T09:00:00",
+#          updated_at: "2025-09-15T09:00:00"}}
+#  - update: Order
+#    id: ord-250904-117
+#    set: {{status: fulfilled}}
+# actor: emp-010  # the employee the agent works as; default the first Support Agent I
+prompt: |
+  TODO: who is asking and what, e.g. a customer's message or an internal request.
+# allowed_tools: [search_customers, get_order_details]  # default: all 23
+reference_solution:
+  calls: []  # what an expert does, e.g. - {{tool: search_customers, args: {{email: someone@example.com}}}}
+  reply: TODO the final reply an expert would send.
+rubric:  # binary, weighted criteria; reward = weighted share met, pass = all met
+  # kinds: db_assert, db_diff, tool_called, tool_not_called, final_reply, arg_format, llm_judge, include
+  - id: TODO
+    kind: final_reply
+    description: TODO what this checks, for people reading results
+    contains: [TODO]
+  - {{kind: include, name: professional_tone}}
+minefields: []  # forbidden outcomes; tripping one zeroes the reward
+#  - id: refunds_too_much
+#    tool: create_refund
+#    args: {{amount: {{gt: 200}}}}
+#    trigger: [{{tool: create_refund, args: {{payment_id: pay-250904-117, amount: 418.0, reason: doa, lines: []}}}}]
+"""
+
+
+def _field_errors(values: dict[str, str]) -> list[str]:
+    """Messages for the given top-level Task fields, validated by the Task model itself."""
+    try:
+        Task.model_validate(values)
+    except ValidationError as exc:
+        return [f"{err['loc'][0]}: {err['msg']}" for err in exc.errors() if err["loc"] and err["loc"][0] in values]
+    return []
+
+
+@app.command()
+def new(task_id: Annotated[str, typer.Argument(metavar="ID", help="The new task's id (also its file name).")],
+        family: Annotated[str, typer.Option("--family", "-f", help="The family (template) it belongs to.")],
+        split: Annotated[str, typer.Option("--split", "-s", help="train, dev or test.")],
+        category: Annotated[str | None, typer.Option("--category", "-c")] = None,
+        difficulty: Annotated[str | None, typer.Option("--difficulty", "-d")] = None,
+        root: RootOpt = None) -> None:
+    """Write a commented template task file to fill in (never overwrites)."""
+    _splits(split)
+    given = {"id": task_id, "family": family, **{k: v for k, v in (("category", category), ("difficulty", difficulty)) if v}}
+    errors = _field_errors(given)
+    if errors:
+        raise _fail("; ".join(errors))
+    base = root or content("tasks")
+    existing = [p for s in SPLITS for p in task_files(s, root) if p.stem == task_id]
+    if existing:
+        raise _fail(f"{existing[0]} already exists; not overwriting", 1)
+    path = base / split / f"{task_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    canary = f'canary: "{CANARY}"  # test-split files carry the canary string\n' if split == "test" else ""
+    path.write_text(TEMPLATE.format(id=task_id, family=family, category=category or "TODO",
+                                    difficulty=difficulty or "TODO", canary=canary, path=_shown(path)), encoding="utf-8")
+    console.print(f"wrote {_shown(path)}: fill in the TODOs, then run `corecraft tasks check {_shown(path)}`",
+                     highlight=False)
+
+
+class GroupBy(StrEnum):
+    family = "family"
+
+
+@app.command("split")
+def split_cmd(paths: Annotated[list[Path] | None, typer.Argument(help="Task files or folders; default every split.")]
+              = None,
+              by: Annotated[GroupBy, typer.Option("--by", help="What never spans two splits.")] = GroupBy.family,
+              ratios: Annotated[str, typer.Option("--ratios", help="Shares of train,dev,test.")] = "0.7,0.15,0.15",
+              seed: Annotated[int, typer.Option("--seed", help="Different seeds give different assignments.")] = 0,
+              out: Annotated[Path | None, typer.Option("--out", "-o", help="Also write the assignment as JSON.")] = None,
+              root: RootOpt = None) -> None:
+    """Assign families to train/dev/test deterministically, for holding out your own splits."""
+    try:
+        shares = parse_ratios(ratios)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    loaded, problems = _load(_files(paths, root))
+    if problems:
+        raise _fail("some task files do not load:\n" + "\n".join(map(str, problems)), 1)
+    tasks = list(loaded.values())
+    if not tasks:
+        raise _fail("no tasks to split", 1)
+    result = split_by_family(tasks, shares, seed)
+    sizes = Counter(t.family for t in tasks)
+    table = Table(title=f"split by {by.value} (seed {seed}, ratios {ratios})")
+    for name in ("family", "tasks", "split"):
+        table.add_column(name, overflow="fold", justify="right" if name == "tasks" else "left")
+    for family, split in result.families.items():
+        table.add_row(family, str(sizes[family]), split)
+    table.add_section()
+    families = result.family_sizes()
+    for split, share in zip(SPLITS, result.ratios, strict=True):
+        n = len(result.tasks[split])
+        table.add_row(f"[bold]{split}[/bold]: {families[split]} families", str(n),
+                      f"{n / len(tasks):.0%} of tasks (target {share:.0%})")
+    console.print(table)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"wrote {out}", highlight=False)
+
+
+def library_stats(tasks: list[Task]) -> dict[str, Any]:
+    """Counts and rubric shape of a set of tasks (what ``tasks stats`` prints)."""
+    rubrics = [resolved_rubric(t) for t in tasks]
+    weights = [c.weight for r in rubrics for c in r]
+    judged = [c.weight for r in rubrics for c in r if isinstance(c, LlmJudge)]
+
+    def counts(key: str) -> dict[str, int]:
+        return dict(sorted(Counter(getattr(t, key) or "" for t in tasks).items()))
+
+    def having(kind: type) -> int:
+        return sum(any(isinstance(c, kind) for c in r) for r in rubrics)
+
+    sizes = [len(r) for r in rubrics]
+    return {
+        "tasks": len(tasks),
+        "by_split": counts("split"), "by_category": counts("category"), "by_difficulty": counts("difficulty"),
+        "by_family": counts("family"),
+        "criteria_per_task": {"mean": round(statistics.fmean(sizes), 2) if sizes else 0.0, "min": min(sizes, default=0)},
+        "reference_calls_mean": round(statistics.fmean(len(t.reference_solution.calls) for t in tasks), 2) if tasks else 0.0,
+        "llm_judge_weight_share": round(sum(judged) / sum(weights), 4) if weights else 0.0,
+        "tasks_with": {"llm_judge": having(LlmJudge), "arg_format": having(ArgFormat), "db_diff": having(DbDiff),
+                       "minefields": sum(bool(t.minefields) for t in tasks),
+                       "include": sum(any(isinstance(i, Include) for i in t.rubric) for t in tasks)},
+    }
+
+
+@app.command()
+def stats(root: RootOpt = None, split: SplitOpt = None,
+          as_json: Annotated[bool, typer.Option("--json", help="Print the figures as JSON.")] = False) -> None:
+    """Counts by split, category, difficulty and family, and the shape of the rubrics."""
+    figures = library_stats(_tasks(root, split))
+    if as_json:
+        console.print_json(json.dumps(figures))
+        return
+    for key in ("by_split", "by_category", "by_difficulty", "by_family"):
+        table = Table(title=f"tasks {key.replace('_', ' ')}")
+        table.add_column(key.removeprefix("by_"), overflow="fold")
+        table.add_column("tasks", justify="right")
+        for name, n in figures[key].items():
+            table.add_row(name, str(n))
+        console.print(table)
+    shape = Table(title="rubrics")
+    shape.add_column("figure")
+    shape.add_column("value", justify="right")
+    per = figures["criteria_per_task"]
+    shape.add_row("tasks", str(figures["tasks"]))
+    shape.add_row("criteria per task (mean / min)", f"{per['mean']:g} / {per['min']}")
+    shape.add_row("reference-solution calls (mean)", f"{figures['reference_calls_mean']:g}")
+    shape.add_row("weight share of llm_judge criteria", f"{figures['llm_judge_weight_share']:.1%}")
+    for kind, n in figures["tasks_with"].items():
+        shape.add_row(f"tasks with {kind}", str(n))
+    console.print(shape)

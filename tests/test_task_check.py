@@ -1,0 +1,105 @@
+"""``check_task`` and ``corecraft tasks check`` on deliberately broken task files.
+
+Each file in ``fixtures/broken_tasks/`` is ``fixtures/good_task.yaml`` with exactly one mistake;
+the check must report that one problem, at the line of the mistake, with a helpful message.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from corecraft.cli.main import app
+from corecraft.paths import content
+from corecraft.tasks.loader import check_task
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BROKEN = FIXTURES / "broken_tasks"
+GOOD = FIXTURES / "good_task.yaml"
+
+# file stem -> (line of the mistake, words the message must contain)
+EXPECTED: dict[str, tuple[int, str]] = {
+    "misspelt_table": (24, "criterion 'no_refund': table 'Refnd' does not exist — did you mean 'Refund'?"),
+    "unknown_column": (25, "criterion 'escalated': Escalation has no field 'ticket' — did you mean 'ticket_id'?"),
+    "unknown_tool": (30, "criterion 'looked_up': tool 'search_customer' does not exist — did you mean 'search_customers'?"),
+    "unknown_key": (30, "rubric.1.tool_called.wieght: Extra inputs are not permitted"),
+    "bad_category": (4, "category: Input should be 'information_retrieval', 'communication', 'reasoning' or "
+                        "'multi_step_workflow'"),
+    "missing_prompt": (1, "prompt: Field required"),
+    # libyaml and the pure-Python parser word these two differently; both give the same lines and columns
+    "invalid_yaml": (20, "not valid YAML: mapping values are not allowed"),
+    "invalid_yaml_unclosed": (28, "',' or '}'"),
+    "unknown_include": (36, "include 'no_private_data_leek' is not in rubrics/ — did you mean 'no_private_data_leak'?"),
+    "setup_unknown_table": (8, "setup step 1: unknown table 'SupportTickt'"),
+    "setup_bad_foreign_key": (8, "setup step 1: FOREIGN KEY constraint failed"),
+    "reference_call_errors": (17, "reference call 2 (create_escalation) fails: policy_violation: technical escalations "
+                                  "are routed to engineering, not billing"),
+    "duplicate_criterion_id": (28, "criterion id 'escalated' is used twice"),
+    "arg_format_unknown_arg": (34, "criterion 'notes_format': create_escalation has no argument 'note' — did you mean 'notes'?"),
+    "weight_not_a_number": (30, "rubric.1.tool_called.weight: Input should be a valid number"),
+    "minefield_tool_and_world": (38, "minefields.0: Value error, a minefield names exactly one of `tool` or `world`"),
+    "unknown_actor": (7, "actor 'emp-999' is not an employee in world tiny"),
+    "ordering_unknown_criterion": (31, "criterion 'looked_up': ordering names unknown criterion 'escalation_made'"),
+}
+
+runner = CliRunner()
+
+
+def test_the_good_task_checks_clean() -> None:
+    assert check_task(GOOD) == []
+
+
+AT_COLUMN = {"invalid_yaml": "at column 18", "invalid_yaml_unclosed": "at column 7 (in a flow mapping opened on line 27)"}
+
+
+def test_every_broken_file_is_expected_and_differs_from_the_good_task_in_one_place() -> None:
+    assert sorted(p.stem for p in BROKEN.glob("*.yaml")) == sorted(EXPECTED)
+    good = GOOD.read_text(encoding="utf-8").splitlines()[2:]  # past the header comment and the id
+    for path in BROKEN.glob("*.yaml"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert lines[1] == f"id: {path.stem}"
+        changes = [op for op in difflib.SequenceMatcher(a=good, b=lines[2:]).get_opcodes() if op[0] != "equal"]
+        first, last = changes[0], changes[-1]
+        assert max(last[2] - first[1], last[4] - first[3]) <= 6, f"{path.name}: {changes}"  # one place: a few lines
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_broken_file_yields_its_problem_at_its_line(name: str) -> None:
+    path = BROKEN / f"{name}.yaml"
+    line, message = EXPECTED[name]
+    problems = check_task(path)
+    assert [(p.file, p.line) for p in problems] == [(str(path), line)], [str(p) for p in problems]
+    assert message in problems[0].message
+    assert AT_COLUMN.get(name, "") in problems[0].message
+    assert str(problems[0]).startswith(f"{path}:{line}: ")
+
+
+def test_cli_check_prints_every_problem_and_exits_1() -> None:
+    result = runner.invoke(app, ["tasks", "check", str(BROKEN)])
+    assert result.exit_code == 1, result.output
+    for name, (line, message) in EXPECTED.items():
+        assert f"{BROKEN / name}.yaml:{line}: " in result.stdout
+        assert message in result.stdout
+    assert f"{len(EXPECTED)} problem(s) in {len(EXPECTED)} of {len(EXPECTED)} file(s)" in result.stdout
+
+
+def test_cli_check_without_replay_skips_the_world_checks() -> None:
+    result = runner.invoke(app, ["tasks", "check", "--no-replay", str(BROKEN / "reference_call_errors.yaml"),
+                                 str(BROKEN / "bad_category.yaml")])
+    assert result.exit_code == 1
+    assert "bad_category.yaml:4: category" in result.stdout and "reference call" not in result.stdout
+
+
+def test_cli_check_passes_on_the_good_tasks() -> None:
+    result = runner.invoke(app, ["tasks", "check", str(GOOD)])
+    assert (result.exit_code, result.stdout.strip()) == (0, "1 file OK")
+    result = runner.invoke(app, ["tasks", "check", str(content("tasks", "train", "doa_cpu_refund_kayla.yaml"))])
+    assert (result.exit_code, result.stdout.strip()) == (0, "1 file OK"), result.output
+
+
+def test_cli_check_reports_a_missing_path() -> None:
+    result = runner.invoke(app, ["tasks", "check", str(FIXTURES / "no_such.yaml")])
+    assert result.exit_code == 2 and "no such file or folder" in result.output
