@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -54,11 +55,16 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
 
 
-def report(title: str, rows: list[tuple[str, str, str, str]], console: Console | None = None) -> None:
+def console() -> Console:
+    """A console wide enough for the figure tables even when output goes to a file or pipe."""
+    return Console() if sys.stdout.isatty() else Console(width=150)
+
+
+def report(title: str, rows: list[tuple[str, str, str, str]], out: Console | None = None) -> None:
     """Print (figure, value, floor/target, ratio) rows as a table."""
     table = Table(title=title)
     for name in ("figure", "value", "floor / target", "ratio"):
         table.add_column(name, justify="left" if name == "figure" else "right")
     for row in rows:
         table.add_row(*row)
-    (console or Console()).print(table)
+    (out or console()).print(table)

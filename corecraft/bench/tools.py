@@ -23,6 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from corecraft.bench.timing import console as bench_console
 from corecraft.bench.timing import median, ms, p99, report
 from corecraft.tools import REGISTRY, ToolContext, call_tool
 from corecraft.world.store import World, copy_connection
@@ -215,7 +216,7 @@ def _ratio(value: float, reference: float) -> str:
 
 
 def main(recipe: str = "default", repeat: int = 1000, console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or bench_console()
     timings, floor = measure(recipe, repeat)
     floor_med, floor_p99 = median(floor), p99(floor)
     table = Table(title=f"corecraft bench tools ({recipe}): {repeat} calls per tool; floor = raw sqlite3 "

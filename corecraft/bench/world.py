@@ -7,6 +7,8 @@ beside the issue's target (copy <= 1 ms, <= 3 MiB per live copy, cold build <= 5
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -24,6 +26,23 @@ def _raw_copy(data: bytes) -> sqlite3.Connection:
 def _first_query(conn: sqlite3.Connection) -> None:
     conn.execute("SELECT id FROM customer LIMIT 1").fetchone()
     conn.close()
+
+
+def memory_per_copy(recipe: str, alive: int, raw: bool) -> float:
+    """Bytes of resident memory per live episode copy (every page touched, as a reading episode does)."""
+    data = template_bytes(recipe)
+    before = rss_bytes()
+    conns = [_raw_copy(data) for _ in range(alive)] if raw else [World.open(recipe).conn for _ in range(alive)]
+    for conn in conns:
+        conn.execute("SELECT count(*) FROM slackmessage").fetchone()
+    return (rss_bytes() - before) / alive
+
+
+def _memory_in_child(recipe: str, alive: int, raw: bool) -> float:
+    """:func:`memory_per_copy` in a fresh process, so freed memory from earlier figures is not reused."""
+    code = f"from corecraft.bench.world import memory_per_copy; print(memory_per_copy({recipe!r}, {alive}, {raw}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def run(recipe: str = "default", repeat: int = 200) -> list[tuple[str, str, str, str]]:
@@ -59,20 +78,9 @@ def run(recipe: str = "default", repeat: int = 200) -> list[tuple[str, str, str,
         ("copy + first query (schema parse)", ms(first), f"raw {ms(first_floor)}", f"{first / first_floor:.2f}x floor"),
     ]
     for alive in (1, 16, 256):
-        before = rss_bytes()
-        worlds = [World.from_bytes(data) for _ in range(alive)]
-        for w in worlds:  # touch every page, as an episode reading the world would
-            w.conn.execute("SELECT count(*) FROM slackmessage").fetchone()
-        per = (rss_bytes() - before) / alive
-        raw_before = rss_bytes()
-        raws = [_raw_copy(data) for _ in range(alive)]
-        raw_per = (rss_bytes() - raw_before) / alive
+        per, raw_per = _memory_in_child(recipe, alive, raw=False), _memory_in_child(recipe, alive, raw=True)
         rows.append((f"resident memory per live copy ({alive} alive)", f"{per / 2**20:.2f} MiB",
                      f"raw {raw_per / 2**20:.2f} MiB; target 3 MiB", f"{per / 2**20 / 3:.2f}x target"))
-        for w in worlds:
-            w.close()
-        for r in raws:
-            r.close()
     return rows
 
 

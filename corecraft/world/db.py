@@ -34,7 +34,7 @@ def encode_datetime(value: datetime) -> str:
 
 def decode_datetime(value: str, tz: tzinfo) -> datetime:
     """A stored datetime as an aware datetime in the world's timezone."""
-    return datetime.strptime(value, _DT_FORMAT).replace(tzinfo=UTC).astimezone(tz)
+    return datetime.fromisoformat(value).replace(tzinfo=UTC).astimezone(tz)  # C parser; strptime is 20x slower
 
 
 def _enc_json(value: Any) -> str:

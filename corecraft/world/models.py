@@ -232,7 +232,7 @@ class SlackMessage(SQLModel, table=True):
     text: str
     ts: datetime = Field(index=True)
     reactions: dict[str, int] = _json(nullable=False)
-    thread_parent_id: str | None = Field(default=None, foreign_key="slackmessage.id")
+    thread_parent_id: str | None = Field(default=None, foreign_key="slackmessage.id", index=True)
 
 
 ENTITY_TYPES: tuple[type[SQLModel], ...] = (
