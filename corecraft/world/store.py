@@ -20,6 +20,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import faker
 from sqlalchemy import create_engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
@@ -34,8 +35,9 @@ _TEMPLATES: dict[tuple[str, int], bytes] = {}
 
 @cache
 def _content_fingerprint() -> str:
-    """A digest of everything a template depends on besides the recipe: seeds and generator code."""
-    digest = hashlib.sha256(GENERATOR_VERSION.encode())
+    """A digest of everything a template depends on besides the recipe: seeds, generator code, and the
+    Faker and SQLite versions (their output is part of the bytes)."""
+    digest = hashlib.sha256(f"{GENERATOR_VERSION}|{faker.VERSION}|{sqlite3.sqlite_version}".encode())
     for path in sorted(content("seeds").glob("*.yaml")):
         digest.update(path.read_bytes())
     for module in (generator, models, compat, db):
