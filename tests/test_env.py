@@ -17,7 +17,7 @@ import corecraft
 from corecraft.agents.openai_agent import OpenAIAgent
 from corecraft.env.core import CoreCraftEnv
 from corecraft.evaluate import run_episode
-from corecraft.tasks.loader import find_task
+from corecraft.tasks.loader import find_task, task_files
 
 TASK = "doa_cpu_refund_kayla"
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
@@ -183,3 +183,13 @@ def test_openai_agent_loop_over_http(monkeypatch: pytest.MonkeyPatch) -> None:
     sent = _ScriptedModel.requests[1]
     assert [m["role"] for m in sent["messages"]][-3:] == ["assistant", "tool", "tool"]
     assert len(sent["tools"]) == 23
+
+
+def test_training_helpers_refuse_the_test_split() -> None:
+    test_task = task_files("test")[0].stem
+    with pytest.raises(ValueError, match="held-out test split"):
+        corecraft.make_group(test_task, 2)
+    with pytest.raises(ValueError, match="held-out test split"):
+        CoreCraftEnv(task_id=test_task).reset(seed=0)
+    _, info = CoreCraftEnv(task_id=test_task, split="test").reset(seed=0)
+    assert info["split"] == "test"

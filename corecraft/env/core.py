@@ -97,7 +97,11 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         wanted = (options or {}).get("task_id") or self.task_id
         if wanted:
             if wanted not in self._found:
-                self._found[wanted] = find_task(wanted, self.root)
+                found = find_task(wanted, self.root)
+                if found.split == "test" and self.split != "test":
+                    raise ValueError(f"task {wanted!r} is in the held-out test split; make the env with "
+                                     "split='test' to evaluate on it")
+                self._found[wanted] = found
             task = self._found[wanted]
         else:
             pool_list = self._task_pool()

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from corecraft.env.core import CoreCraftEnv
+from corecraft.tasks.loader import find_task
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
 """policy(messages so far, tool schemas) -> action (anything ``CoreCraftEnv.step`` accepts)."""
 
 
 def make_group(task_id: str, n: int, **kwargs: Any) -> list[CoreCraftEnv]:
-    """``n`` envs pinned to ``task_id`` (pinned in the constructor, so autoreset keeps the task)."""
+    """``n`` envs pinned to ``task_id`` (pinned in the constructor, so autoreset keeps the task).
+
+    A training helper: it refuses tasks of the held-out test split.
+    """
     if n < 1:
         raise ValueError("a group needs at least one rollout")
+    root = Path(kwargs["tasks_root"]) if kwargs.get("tasks_root") else None
+    if find_task(task_id, root).split == "test":
+        raise ValueError(f"task {task_id!r} is in the held-out test split; training helpers refuse it")
     return [CoreCraftEnv(task_id=task_id, **kwargs) for _ in range(n)]
 
 
