@@ -43,13 +43,20 @@ def escalate(notes: str) -> Calls:
     return [("create_escalation", {"ticket_id": TICKET, "type": "technical", "destination": "engineering", "notes": notes})]
 
 
-def make_task(rubric: list[dict[str, Any]], minefields: list[dict[str, Any]] | None = None) -> Task:
+def make_task(rubric: list[dict[str, Any]], minefields: list[dict[str, Any]] | None = None,
+              setup: list[dict[str, Any]] | None = None) -> Task:
     return Task.model_validate({
         "id": "grading_probe", "family": "grading_probe", "category": "reasoning", "difficulty": "easy",
-        "world": {"recipe": "tiny"}, "prompt": "A probe for the grader.",
+        "world": {"recipe": "tiny"}, "prompt": "A probe for the grader.", "setup": setup or [],
         "reference_solution": {"calls": [], "reply": "done"},
         "rubric": rubric, "minefields": minefields or [],
     })
+
+
+# A message posted earlier today: the last Slack row, whose id the next post reuses once it is deleted.
+TODAYS_MESSAGE = {"insert": "SlackMessage", "row": {
+    "id": "msg-250915-0001", "channel_id": "ch-general", "author_id": ACTOR, "text": "morning all",
+    "ts": "2025-09-15T09:00:00", "reactions": {}}}
 
 
 def run(rubric: list[dict[str, Any]], calls: Calls | None = None, reply: str = "",
@@ -314,7 +321,7 @@ def naive_diff(start: bytes, end: World) -> dict[str, tuple[list[str], list[str]
 def test_world_diff_matches_a_naive_row_by_row_diff(page_filter: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if not page_filter:
         monkeypatch.setattr(diff_module, "_touched_tables", lambda end, start: None)
-    episode = Episode(make_task([{"id": "x", "kind": "db_diff", "allow": {}}]))
+    episode = Episode(make_task([{"id": "x", "kind": "db_diff", "allow": {}}], setup=[TODAYS_MESSAGE]))
     try:
         conn = episode.world.conn
         assert world_diff(conn, episode.start) == {}
@@ -336,7 +343,7 @@ def test_world_diff_matches_a_naive_row_by_row_diff(page_filter: bool, monkeypat
         # msg-probe took the deleted row's rowid: a new row. The tool then gave the deleted id to its new message,
         # at another rowid: by id, that row was updated.
         assert posted == last[0]
-        assert got["SlackMessage"] == (["msg-probe"], [], {posted: ["channel_id", "author_id", "text", "ts", "reactions"]})
+        assert got["SlackMessage"] == (["msg-probe"], [], {posted: ["channel_id", "text", "ts"]})  # same author
         assert got["SupportTicket"] == ([], [], {TICKET: ["priority", "updated_at"]})
         assert got["Customer"] == (["cust-9999"], ["cust-0014"], {})
         assert got["Escalation"][1] == [first_escalation] and len(got["Escalation"][0]) == 1

@@ -20,7 +20,7 @@ def test_tiny_world_has_every_type_and_is_small(world: World) -> None:
     counts = world.counts()
     assert set(counts) == {m.__name__ for m in models.ENTITY_TYPES} and len(counts) == 14
     assert all(n > 0 for n in counts.values()), counts
-    assert 100 <= sum(counts.values()) <= 260
+    assert 100 <= sum(counts.values()) <= 200
 
 
 def test_tiny_world_invariants_hold(world: World) -> None:

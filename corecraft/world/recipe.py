@@ -33,7 +33,7 @@ class Counts(_Strict):
     builds: int = Field(ge=1)
     orders: int = Field(ge=5)
     tickets: int = Field(ge=5)
-    slack_messages: int = Field(ge=10, description="Messages across all channels, replies included.")
+    slack_messages: int = Field(ge=4, description="Messages across all channels, replies and announcements included.")
 
 
 class Noise(_Strict):
