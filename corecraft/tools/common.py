@@ -14,7 +14,7 @@ from sqlmodel import SQLModel
 
 from corecraft.tools.registry import Args, ToolContext, ToolError
 from corecraft.world import db
-from corecraft.world.generator import _money
+from corecraft.world.generation.base import money
 from corecraft.world.models import Refund
 from corecraft.world.seeds import CARRIERS, CATEGORIES, LOYALTY_TIERS, policy
 
@@ -146,11 +146,6 @@ TicketType = Literal["return", "troubleshooting", "recommendation", "order_issue
                      "other"]
 Priority = Literal["low", "normal", "high"]
 OwnerType = Literal["customer", "internal"]
-
-
-def money(value: float) -> float:
-    """Dollars rounded to cents, exactly as the generator rounds them."""
-    return _money(value)
 
 
 def fetch_rows(ctx: ToolContext, model: type[SQLModel], clause: str = "",

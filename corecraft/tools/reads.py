@@ -41,7 +41,7 @@ from corecraft.tools.registry import Args, ToolContext, ToolError, tool
 from corecraft.world import db
 from corecraft.world import models as m
 from corecraft.world.compat import build_problems, required_psu_watts
-from corecraft.world.generator import shipping_price
+from corecraft.world.generation.base import shipping_price
 from corecraft.world.seeds import policy
 
 LATE_SQL = "(eta IS NOT NULL AND (delivered_at > eta OR (delivered_at IS NULL AND ? > eta)))"

@@ -1,0 +1,1 @@
+"""The parts of the world generator, one mixin per story: people, catalogue, commerce, support, chatter."""

@@ -1,0 +1,114 @@
+"""Shared state and helpers of the world generator: randomness, ids, dates, placeholders.
+
+All randomness comes from one ``random.Random(seed)`` and one seeded Faker instance, used in a
+fixed order; nothing reads the wall clock.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from faker import Faker
+from sqlmodel import SQLModel
+
+from corecraft.world import models as m
+from corecraft.world.recipe import Recipe
+from corecraft.world.seeds import WAREHOUSES, policy
+
+WAREHOUSE_CITIES = {"east": "Edison, NJ", "central": "Columbus, OH", "west": "Reno, NV"}
+TICKET_CHANNELS = {"email": 0.45, "chat": 0.3, "web": 0.15, "phone": 0.1}
+TYPE_DEPARTMENT = {
+    "return": "returns",
+    "billing": "billing",
+    "shipping": "fulfillment",
+    "order_issue": "fulfillment",
+    "troubleshooting": "support",
+    "recommendation": "product",
+    "other": "support",
+}
+
+def add_business_days(start: datetime, days: int) -> datetime:
+    """``start`` moved forward by ``days`` weekdays."""
+    current = start
+    while days > 0:
+        current += timedelta(days=1)
+        if current.weekday() < 5:
+            days -= 1
+    return current
+
+
+def money(value: float) -> float:
+    """Dollars rounded to cents (half-cents up), the one rounding rule for generated and tool amounts."""
+    return round(value + 1e-9, 2)
+
+
+
+def shipping_price(method: str, merchandise_after_discount: float, tier: str) -> float:
+    """What shipping costs per the handbook: free ground over the threshold or for free tiers."""
+    rules = policy()
+    ground = method in ("usps_ground", "ups_ground")
+    if ground and (merchandise_after_discount >= rules.free_ground_shipping_threshold
+                   or tier in rules.free_ground_shipping_tiers):
+        return 0.0
+    return rules.shipping[method].price
+
+
+class GeneratorBase:
+    """What every part of the generator shares: the recipe, the randomness, the rows built so far."""
+
+    def __init__(self, recipe: Recipe, seed: int) -> None:
+        self.recipe = recipe
+        self.rng = random.Random(seed)
+        self.fake = Faker("en_US")
+        self.fake.seed_instance(seed)
+        self.tz = ZoneInfo(recipe.timezone)
+        self.now = recipe.now_aware
+        self.start = self.now - timedelta(days=recipe.history_days)
+        self.policy = policy()
+        self.rows: dict[type[SQLModel], list[dict[str, Any]]] = defaultdict(list)
+
+    # -- helpers -------------------------------------------------------------------------
+    def pick(self, weights: dict[str, float]) -> str:
+        keys = list(weights)
+        return self.rng.choices(keys, weights=[weights[k] for k in keys])[0]
+
+    def between(self, low: datetime, high: datetime) -> datetime:
+        """A random minute-precision moment in [low, high]."""
+        span = max(0, int((high - low).total_seconds() // 60))
+        return (low + timedelta(minutes=self.rng.randint(0, span))).replace(second=0, microsecond=0)
+
+    def dated_ids(self, rows: list[dict[str, Any]], prefix: str, key: str, width: int = 3) -> None:
+        """Sort rows by ``key`` and give them ids ``prefix-YYMMDD-NNN`` (sequence within the day)."""
+        rows.sort(key=lambda r: (r[key], r["_order"]))
+        per_day: dict[str, int] = defaultdict(int)
+        for row in rows:
+            day = row[key].astimezone(self.tz).strftime("%y%m%d")
+            per_day[day] += 1
+            row["id"] = f"{prefix}-{day}-{per_day[day]:0{width}d}"
+
+    # -- entities ------------------------------------------------------------------------
+    def staff_by_department(self) -> dict[str, list[dict[str, Any]]]:
+        staff: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for e in self.rows[m.Employee]:
+            staff[e["department"]].append(e)
+        return staff
+
+    def placeholders(self, customer: dict[str, Any] | None, order: dict[str, Any] | None,
+                     product: dict[str, Any], ship: dict[str, Any] | None, ticket_id: str | None,
+                     when: datetime) -> dict[str, Any]:
+        customer = customer or self.rng.choice(self.rows[m.Customer])
+        order = order or self.rng.choice(self.rows[m.Order])
+        return {
+            "customer": customer["name"], "first_name": customer["name"].split()[0], "order_id": order["id"],
+            "ticket_id": ticket_id or "", "product": product["name"], "sku": product["sku"],
+            "brand": product["brand"], "carrier": (ship or {}).get("carrier", order["shipping_method"]),
+            "tracking": (ship or {}).get("tracking_number", "not yet assigned"),
+            "amount": f"{order['total']:.2f}", "days": self.rng.randint(2, 12),
+            "employee": self.rng.choice(self.rows[m.Employee])["name"].split()[0],
+            "warehouse": self.rng.choice(WAREHOUSES), "date": when.astimezone(self.tz).date().isoformat(),
+        }
+

@@ -1,0 +1,112 @@
+"""Staff (titles, permissions, the manager tree) and customers (look-alikes included)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from corecraft.world import models as m
+from corecraft.world.generation.base import GeneratorBase
+
+_HEADS = ("VP Operations", "Director of Customer Experience")  # in rank order
+# Weights for spreading the head-count left after one employee per title.
+_EXTRA_STAFF_WEIGHTS = {
+    "Support Agent I": 10,
+    "Support Agent II": 5,
+    "Returns Specialist": 3,
+    "Billing Specialist": 2,
+    "Fulfillment Associate": 3,
+    "Systems Engineer": 1,
+    "Product Specialist": 1,
+    "Support Team Lead": 1,
+}
+_EMAIL_DOMAINS = ("gmail.com", "outlook.com", "yahoo.com", "proton.me", "icloud.com", "hotmail.com")
+
+
+class PeopleMixin(GeneratorBase):
+    """Employees (one per title first, then weighted by team) and customers."""
+
+    def employees(self) -> None:
+        titles = list(self.policy.titles)
+        count = self.recipe.counts.employees
+        roster = list(titles)
+        extra = list(_EXTRA_STAFF_WEIGHTS)
+        while len(roster) < count:
+            roster.append(self.rng.choices(extra, weights=list(_EXTRA_STAFF_WEIGHTS.values()))[0])
+        roster = roster[:count] if count >= len(titles) else roster
+        seen_emails: set[str] = set()
+        people = []
+        for title in roster:
+            first, last = self.fake.first_name(), self.fake.last_name()
+            email = f"{first}.{last}@corecraft.example".lower()
+            while email in seen_emails:
+                email = f"{first}.{last}{self.rng.randint(2, 99)}@corecraft.example".lower()
+            seen_emails.add(email)
+            spec = self.policy.titles[title]
+            people.append({
+                "name": f"{first} {last}", "email": email, "title": title, "department": spec.department,
+                "refund_limit": spec.refund_limit, "can_approve_exceptions": spec.can_approve_exceptions,
+            })
+        # Heads first, then managers/leads, then staff, so managers exist before reports.
+        rank = {t: (_HEADS.index(t) if t in _HEADS else 2 if any(w in t for w in ("Lead", "Manager")) else 3)
+                for t in titles}
+        people.sort(key=lambda p: (rank[p["title"]], titles.index(p["title"])))
+        for i, person in enumerate(people, start=1):
+            person["id"] = f"emp-{i:03d}"
+        vp, director = people[0], people[1]
+        leads: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for person in people:
+            if person is vp:
+                person["manager_id"] = None
+            elif person is director:
+                person["manager_id"] = vp["id"]
+            elif rank[person["title"]] == 2:
+                leads[person["department"]].append(person)
+                person["manager_id"] = director["id"] if person["department"] in ("support", "returns") else vp["id"]
+            else:
+                bosses = leads.get(person["department"]) or [director]
+                person["manager_id"] = bosses[int(person["id"][4:]) % len(bosses)]["id"]
+        self.rows[m.Employee] = people
+
+    def customers(self) -> None:
+        tiers = self.recipe.loyalty_tiers
+        seen: set[str] = set()
+        people = []
+        latest = self.now - timedelta(days=7)
+        for _ in range(self.recipe.counts.customers):
+            people.append(self.customer(self.fake.first_name(), self.fake.last_name(), self.pick(tiers), latest, seen))
+        for original in self.rng.sample(people, min(self.recipe.noise.lookalike_customers, len(people))):
+            first, last = original["name"].split(" ", 1)
+            people.append(self.customer(first, last, self.pick(tiers), latest, seen))
+        people.sort(key=lambda p: (p["created_at"], p["email"]))
+        for i, person in enumerate(people, start=1):
+            person["id"] = f"cust-{i:04d}"
+        self.rows[m.Customer] = people
+
+    def customer(self, first: str, last: str, tier: str, latest: datetime, seen: set[str]) -> dict[str, Any]:
+        style = self.rng.randint(0, 3)
+        local = [f"{first}.{last}", f"{first[0]}{last}", f"{first}{last[:3]}", f"{last}.{first[0]}"][style].lower()
+        domain = self.rng.choice(_EMAIL_DOMAINS)
+        email = f"{local}@{domain}"
+        while email in seen:
+            email = f"{local}{self.rng.randint(2, 999)}@{domain}"
+        seen.add(email)
+        addresses = [self.address("home")]
+        if self.rng.random() < 0.2:
+            addresses.append(self.address("work"))
+        has_phone = self.rng.random() >= self.recipe.noise.missing_phone_rate
+        phone = f"({self.rng.randint(201, 989)}) {self.rng.randint(200, 999)}-{self.rng.randint(0, 9999):04d}"
+        return {
+            "name": f"{first} {last}", "email": email, "phone": phone if has_phone else None,
+            "date_of_birth": self.now.date() - timedelta(days=self.rng.randint(18 * 365, 72 * 365)),
+            "addresses": addresses, "loyalty_tier": tier,
+            "created_at": self.between(self.start - timedelta(days=400), latest),
+        }
+
+    def address(self, label: str) -> dict[str, str]:
+        return {
+            "label": label, "line1": self.fake.street_address(), "city": self.fake.city(),
+            "state": self.fake.state_abbr(include_territories=False), "zip": self.fake.zipcode(),
+        }
+

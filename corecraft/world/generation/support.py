@@ -1,0 +1,226 @@
+"""Support tickets and what became of them: resolutions, refunds, escalations, statuses."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from corecraft.world import models as m
+from corecraft.world.generation.base import TICKET_CHANNELS, TYPE_DEPARTMENT, GeneratorBase, money
+from corecraft.world.seeds import phrases
+
+
+class SupportMixin(GeneratorBase):
+    """Tickets about real orders, then their resolutions, refunds and escalations."""
+
+    def tickets(self) -> None:
+        orders = self.rows[m.Order]
+        ship_by_order = {s["order_id"]: s for s in self.rows[m.Shipment]}
+        customers = {c["id"]: c for c in self.rows[m.Customer]}
+        staff = self.staff_by_department()
+        builds = [b for b in self.rows[m.Build] if b["customer_id"]]
+        tickets = []
+        n = 0
+        attempts = 0
+        while len(tickets) < self.recipe.counts.tickets and attempts < self.recipe.counts.tickets * 20:
+            attempts += 1
+            kind = self.pick(self.recipe.ticket_types)
+            order, build_id, after = None, None, None
+            if kind in ("return", "troubleshooting"):
+                order = self.rng.choice(orders)
+                ship = ship_by_order.get(order["id"])
+                if not ship or not ship["delivered_at"]:
+                    continue
+                after = ship["delivered_at"]
+            elif kind == "shipping":
+                order = self.rng.choice(orders)
+                ship = ship_by_order.get(order["id"])
+                if not ship:
+                    continue
+                after = ship["shipped_at"] + timedelta(days=1)
+            elif kind in ("billing", "order_issue"):
+                order = self.rng.choice(orders)
+                after = order["created_at"] + timedelta(hours=2)
+            if order is not None:
+                customer = customers[order["customer_id"]]
+            elif kind == "recommendation" and builds and self.rng.random() < 0.4:
+                build = self.rng.choice(builds)
+                customer, build_id = customers[build["customer_id"]], build["id"]
+                after = build["created_at"]
+            else:
+                customer = self.rng.choice(self.rows[m.Customer])
+                after = customer["created_at"]
+            created = self.between(after, min(after + timedelta(days=20), self.now))
+            if created > self.now:
+                continue
+            tickets.append(self.ticket(n, kind, customer, order, build_id, created, staff))
+            n += 1
+        self.dated_ids(tickets, "tick", "created_at")
+        self.rows[m.SupportTicket] = tickets
+
+    def ticket(self, n: int, kind: str, customer: dict[str, Any], order: dict[str, Any] | None,
+               build_id: str | None, created: datetime, staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        age = self.now - created
+        roll = self.rng.random()
+        if age < timedelta(days=3):
+            status = "new" if roll < 0.45 else "open" if roll < 0.8 else "pending_customer"
+        else:
+            status = "closed" if roll < 0.45 else "resolved" if roll < 0.85 else "open" if roll < 0.93 else "pending_customer"
+        if order is not None and (order["total"] > 2000 or customer["loyalty_tier"] == "platinum"):
+            priority = "high"
+        elif kind in ("recommendation", "other"):
+            priority = "low"
+        else:
+            priority = "normal"
+        if self.rng.random() < 0.1:  # mis-triaged on intake
+            priority = self.rng.choice(["low", "normal", "high"])
+        team = staff[TYPE_DEPARTMENT[kind]]
+        assignee = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)["id"]
+        updated = self.between(created, min(created + timedelta(days=6), self.now)) if status != "new" else created
+        return {
+            "_order": n, "customer_id": customer["id"], "order_id": order["id"] if order else None,
+            "build_id": build_id, "type": kind, "channel": self.pick(TICKET_CHANNELS), "priority": priority,
+            "status": status, "assignee_id": assignee, "created_at": created, "updated_at": updated,
+            "_phrase": self.rng.choice(phrases().tickets[kind]), "_customer": customer,
+        }
+
+    def fill_ticket_text(self) -> None:
+        orders = {o["id"]: o for o in self.rows[m.Order]}
+        ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
+        products = {p["id"]: p for p in self.rows[m.Product]}
+        lines_by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for line in self.rows[m.OrderLine]:
+            lines_by_order[line["order_id"]].append(line)
+        for t in self.rows[m.SupportTicket]:
+            order = orders.get(t["order_id"]) if t["order_id"] else None
+            if order:
+                product = products[self.rng.choice(lines_by_order[order["id"]])["product_id"]]
+            else:
+                product = self.rng.choice(self.rows[m.Product])
+            ship = ships.get(t["order_id"]) if t["order_id"] else None
+            values = self.placeholders(t.pop("_customer"), order, product, ship, t["id"], t["created_at"])
+            phrase = t.pop("_phrase")
+            t["subject"] = phrase.subject.format(**values)
+            t["body"] = phrase.body.format(**values)
+
+    def outcomes(self) -> None:
+        """Resolutions, refunds and escalations for tickets, and the statuses they imply."""
+        orders = {o["id"]: o for o in self.rows[m.Order]}
+        payments = {p["order_id"]: p for p in self.rows[m.Payment]}
+        ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
+        products = {p["id"]: p for p in self.rows[m.Product]}
+        lines_by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for line in self.rows[m.OrderLine]:
+            lines_by_order[line["order_id"]].append(line)
+        employees = {e["id"]: e for e in self.rows[m.Employee]}
+        staff = self.staff_by_department()
+        refunded: dict[str, float] = defaultdict(float)
+        resolutions, refunds, escalations = [], [], []
+        for n, t in enumerate(self.rows[m.SupportTicket]):
+            order = orders.get(t["order_id"]) if t["order_id"] else None
+            payment = payments.get(order["id"]) if order else None
+            if order and t["type"] == "return" and t["status"] in ("new", "open", "pending_customer") \
+                    and order["status"] == "fulfilled":
+                order["status"] = "refund_requested"
+                order["updated_at"] = max(order["updated_at"], t["created_at"])
+            if self.rng.random() < 0.12:
+                escalations.append(self.escalation(n, t, order, staff))
+            if t["status"] not in ("resolved", "closed"):
+                continue
+            resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
+            outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded)
+            if refund is not None:
+                approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
+                    e for e in self.rows[m.Employee] if e["department"] == "billing"
+                    and e["refund_limit"] >= refund["amount"])
+                refund.update({"_order": n, "ticket_id": t["id"], "approved_by_id": approver["id"],
+                               "created_at": t["updated_at"]})
+                refund["processed_at"] = refund["created_at"] + timedelta(hours=self.rng.randint(1, 30))
+                refund["status"] = "processed" if refund["processed_at"] <= self.now else "approved"
+                if refund["status"] == "approved":
+                    refund["processed_at"] = None
+                refunds.append(refund)
+                refunded[payment["id"]] += refund["amount"]
+                full = refunded[payment["id"]] >= payment["amount"] - 0.005
+                payment["status"] = "refunded" if full else "partially_refunded"
+                order["status"] = "refunded" if full else "partially_refunded"
+                order["updated_at"] = max(order["updated_at"], refund["created_at"])
+            resolutions.append({
+                "_order": n, "ticket_id": t["id"], "outcome": outcome, "resolved_by_id": resolver["id"],
+                "refund": refund, "created_at": t["updated_at"], "_details": self.details(t, outcome, refund),
+            })
+        self.dated_ids(refunds, "ref", "created_at")
+        self.dated_ids(resolutions, "res", "created_at")
+        self.dated_ids(escalations, "esc", "created_at")
+        for r in resolutions:
+            refund = r.pop("refund")
+            r["refund_id"] = refund["id"] if refund else None
+            r["details"] = f"[{r['ticket_id']}] " + r.pop("_details").format(refund=r["refund_id"] or "")
+        self.rows[m.Refund] = refunds
+        self.rows[m.Resolution] = resolutions
+        self.rows[m.Escalation] = escalations
+
+    def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
+                ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
+                products: dict[str, dict[str, Any]], refunded: dict[str, float]) -> tuple[str, dict[str, Any] | None]:
+        kind = t["type"]
+        usable = payment is not None and payment["status"] in ("captured", "partially_refunded") \
+            and order["status"] != "cancelled"
+        left = money(payment["amount"] - refunded[payment["id"]]) if payment else 0.0
+        if kind == "return" and usable and self.rng.random() < 0.75:
+            line = self.rng.choice(lines_by_order[order["id"]])
+            category = products[line["product_id"]]["category"]
+            amount = line["unit_price"] * line["quantity"]
+            if category in self.policy.restocking_fee_categories and self.rng.random() < 0.4:
+                amount *= 1 - self.policy.restocking_fee_pct / 100
+            amount = min(money(amount * (1 - order["discount"] / order["subtotal"] if order["subtotal"] else 1)), left)
+            if amount > 0:
+                return "refund_issued", {"payment_id": payment["id"], "amount": amount, "reason": "return",
+                                         "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}]}
+        if kind == "shipping" and usable and order["shipping_cost"] > 0:
+            ship = ships.get(order["id"])
+            if ship and ship["delivered_at"] and ship["eta"] and ship["delivered_at"] > ship["eta"] \
+                    and order["shipping_cost"] <= left:
+                return "refund_issued", {"payment_id": payment["id"], "amount": order["shipping_cost"],
+                                         "reason": "shipping_delay", "lines": []}
+        if kind == "billing" and usable and self.rng.random() < 0.5:
+            amount = min(money(order["subtotal"] * self.rng.uniform(0.03, 0.1)), left)
+            if amount > 0:
+                return "refund_issued", {"payment_id": payment["id"], "amount": amount,
+                                         "reason": "price_adjustment", "lines": []}
+        return {
+            "return": "replacement_sent", "troubleshooting": self.rng.choice(["troubleshooting_steps", "replacement_sent"]),
+            "recommendation": "recommendation_provided", "order_issue": "order_updated",
+            "shipping": "no_action", "billing": "no_action", "other": "no_action",
+        }[kind], None
+
+    def details(self, t: dict[str, Any], outcome: str, refund: dict[str, Any] | None) -> str:
+        texts = {
+            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']})." if refund else "."),
+            "replacement_sent": "Replacement unit shipped; customer to return the faulty one with the prepaid label.",
+            "troubleshooting_steps": "Walked the customer through reseating RAM, clearing CMOS and updating BIOS; issue resolved.",
+            "recommendation_provided": "Recommended compatible parts and confirmed PSU headroom for the build.",
+            "order_updated": "Corrected the order details and confirmed with the customer.",
+            "no_action": "No action needed; explained the situation to the customer.",
+        }
+        return texts[outcome]
+
+    def escalation(self, n: int, t: dict[str, Any], order: dict[str, Any] | None,
+                   staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        kind = {"troubleshooting": "technical", "recommendation": "product_specialist",
+                "return": "policy_exception", "billing": "insufficient_permission"}.get(t["type"], "technical")
+        notes = {
+            "technical": "Customer's fault persists after standard troubleshooting; needs bench testing.",
+            "product_specialist": "Customer wants a specialist to confirm part choices for a custom build.",
+            "policy_exception": "Customer asks for a return outside the window; needs an exception decision.",
+            "insufficient_permission": "Refund requested is above my approval limit.",
+        }[kind]
+        created = self.between(t["created_at"], t["updated_at"]) if t["updated_at"] > t["created_at"] else t["created_at"]
+        creator = t["assignee_id"] or self.rng.choice(staff["support"])["id"]
+        return {
+            "_order": n, "ticket_id": t["id"], "type": kind, "destination": self.policy.escalation_routes[kind],
+            "notes": notes, "created_by_id": creator, "created_at": created,
+            "resolved_at": t["updated_at"] if t["status"] in ("resolved", "closed") else None,
+        }
+
