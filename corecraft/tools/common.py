@@ -91,14 +91,22 @@ def day_start(ctx: ToolContext, value: str, field: str, plus_days: int = 0) -> s
 
 def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
          shape: Any = None) -> dict[str, Any]:
-    """Run a paged search over ``model``: total match count plus one page of decoded rows."""
+    """Run a paged search over ``model``: total match count plus one page of decoded rows.
+
+    One scan: the total comes from a window count on the same query; only a page past the end
+    (no rows to carry it) needs a separate count.
+    """
     where = query.where()
-    total = ctx.conn.execute(f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
+    columns = ", ".join(db.column_names(model))
     rows = ctx.conn.execute(
-        f"{db.select_all(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
+        f"SELECT {columns}, count(*) OVER () FROM {db.table(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
         [*query.params, args.limit, args.offset],
     ).fetchall()
-    results = [db.decode(model, r, ctx.world.tz) for r in rows]
+    if rows:
+        total = rows[0][-1]
+    else:
+        total = ctx.conn.execute(f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
+    results = [db.decode(model, r[:-1], ctx.world.tz) for r in rows]
     if shape is not None:
         results = [shape(r) for r in results]
     return {"total": total, "offset": args.offset, "limit": args.limit,

@@ -466,18 +466,22 @@ def search_slack_messages(ctx: ToolContext, args: SearchSlackMessagesArgs) -> di
              .between_dates(ctx, "ts", args.posted_after, args.posted_before,
                             ("posted_after", "posted_before")))
 
-    def shape(msg: dict[str, Any]) -> dict[str, Any]:
-        channel, author, replies = ctx.conn.execute(
-            f"SELECT (SELECT name FROM {db.table(m.SlackChannel)} WHERE id = ?), "
-            f"(SELECT name FROM {db.table(m.Employee)} WHERE id = ?), "
-            f"(SELECT count(*) FROM {db.table(m.SlackMessage)} WHERE thread_parent_id = ?)",
-            (msg["channel_id"], msg["author_id"], msg["id"]),
-        ).fetchone()
-        return {"id": msg["id"], "channel": channel, "author_id": msg["author_id"], "author_name": author,
-                "text": msg["text"], "ts": msg["ts"], "thread_parent_id": msg["thread_parent_id"],
-                "reply_count": replies, "reactions": msg["reactions"]}
-
-    return page(ctx, m.SlackMessage, query, args, "ts DESC, id DESC", shape)
+    found = page(ctx, m.SlackMessage, query, args, "ts DESC, id DESC")
+    ids = [msg["id"] for msg in found["results"]]
+    marks = ",".join("?" * len(ids))
+    channels = dict(ctx.conn.execute(f"SELECT id, name FROM {db.table(m.SlackChannel)}"))
+    authors = dict(ctx.conn.execute(f"SELECT id, name FROM {db.table(m.Employee)} WHERE id IN "
+                                    f"(SELECT author_id FROM {db.table(m.SlackMessage)} WHERE id IN ({marks}))", ids))
+    replies = dict(ctx.conn.execute(f"SELECT thread_parent_id, count(*) FROM {db.table(m.SlackMessage)} "
+                                    f"WHERE thread_parent_id IN ({marks}) GROUP BY thread_parent_id", ids))
+    found["results"] = [
+        {"id": msg["id"], "channel": channels[msg["channel_id"]], "author_id": msg["author_id"],
+         "author_name": authors.get(msg["author_id"]), "text": msg["text"], "ts": msg["ts"],
+         "thread_parent_id": msg["thread_parent_id"], "reply_count": replies.get(msg["id"], 0),
+         "reactions": msg["reactions"]}
+        for msg in found["results"]
+    ]
+    return found
 
 
 # -- Calculators -------------------------------------------------------------------------------------
