@@ -102,10 +102,8 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
         f"SELECT {columns}, count(*) OVER () FROM {db.table(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
         [*query.params, args.limit, args.offset],
     ).fetchall()
-    if rows:
-        total = rows[0][-1]
-    else:
-        total = ctx.conn.execute(f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
+    total = rows[0][-1] if rows else ctx.conn.execute(
+        f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
     results = [db.decode(model, r[:-1], ctx.world.tz) for r in rows]
     if shape is not None:
         results = [shape(r) for r in results]
