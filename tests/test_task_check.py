@@ -34,7 +34,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "invalid_yaml_unclosed": (28, "',' or '}'"),
     "unknown_include": (36, "include 'no_private_data_leek' is not in rubrics/ — did you mean 'no_private_data_leak'?"),
     "setup_unknown_table": (8, "setup step 1: unknown table 'SupportTickt'"),
-    "setup_bad_foreign_key": (8, "setup step 1: FOREIGN KEY constraint failed"),
+    "setup_bad_foreign_key": (8, "setup step 1: SupportTicket.assignee_id: no Employee with id 'emp-999'"),
     "reference_call_errors": (17, "reference call 2 (create_escalation) fails: policy_violation: technical escalations "
                                   "are routed to engineering, not billing"),
     "duplicate_criterion_id": (28, "criterion id 'escalated' is used twice"),

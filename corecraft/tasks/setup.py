@@ -36,6 +36,18 @@ def _coerce(model: type, column: str, value: Any, world: World) -> Any:
     return parsed
 
 
+def _check_references(world: World, model: type, values: dict[str, Any]) -> None:
+    """Name the missing row when a value points at nothing (SQLite only says a constraint failed)."""
+    columns = model.__table__.columns  # type: ignore[attr-defined]
+    for column, value in values.items():
+        for fk in columns[column].foreign_keys if value is not None else ():
+            target = fk.column.table.name
+            found = world.conn.execute(f'SELECT 1 FROM "{target}" WHERE {fk.column.name} = ?', (value,)).fetchone()
+            if found is None:
+                name = next(t.__name__ for t in models.ALL_TABLES if t.__tablename__ == target)
+                raise ValueError(f"{model.__name__}.{column}: no {name} with id {value!r}")
+
+
 def apply_setup(world: World, steps: list[SetupStep]) -> None:
     """Apply every step or raise :class:`SetupError` naming the step; the world is then unusable."""
     for i, step in enumerate(steps):
@@ -49,11 +61,14 @@ def apply_setup(world: World, steps: list[SetupStep]) -> None:
                 missing = [n for n, f in model.model_fields.items() if f.is_required() and n not in row]  # type: ignore[attr-defined]
                 if missing:
                     raise ValueError(f"{name} row lacks required field(s) {', '.join(missing)}")
+                _check_references(world, model, row)
                 db.insert_many(world.conn, model, [row])
             else:
                 if not step.set:
                     raise ValueError("`set` is empty")
-                values = {k: db.encode_value(model, k, _coerce(model, k, v, world)) for k, v in step.set.items()}
+                parsed = {k: _coerce(model, k, v, world) for k, v in step.set.items()}
+                _check_references(world, model, parsed)
+                values = {k: db.encode_value(model, k, v) for k, v in parsed.items()}
                 cur = world.conn.execute(
                     f"UPDATE {db.table(model)} SET {', '.join(f'{k} = ?' for k in values)} WHERE id = ?",
                     [*values.values(), step.id],
