@@ -8,6 +8,7 @@ episode: task, trial, reward, passed, criteria, transcript) and ``summary.json``
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -72,6 +73,15 @@ def summarise(records: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
     return summary
 
 
+def task_set_digest(tasks: list[Task]) -> dict[str, Any]:
+    """What a score was measured on: the exact task contents (a digest), so results are comparable
+    only when this matches, plus the package version."""
+    from corecraft import __version__
+
+    body = "\n".join(t.model_dump_json() for t in sorted(tasks, key=lambda t: t.id))
+    return {"tasks": len(tasks), "digest": hashlib.sha256(body.encode()).hexdigest()[:16], "corecraft": __version__}
+
+
 def evaluate(tasks: list[Task], make_agent: AgentFactory, trials: int = 1, concurrency: int = 1,
              judge: JudgeConfig | None = None, max_steps: int = 50, out: Path | None = None,
              progress: Callable[[], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -88,6 +98,7 @@ def evaluate(tasks: list[Task], make_agent: AgentFactory, trials: int = 1, concu
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         records = list(pool.map(one, jobs))
     summary = summarise(records, trials)
+    summary["task_set"] = task_set_digest(tasks)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         with (out / "results.jsonl").open("w", encoding="utf-8") as handle:

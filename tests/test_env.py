@@ -193,3 +193,17 @@ def test_training_helpers_refuse_the_test_split() -> None:
         CoreCraftEnv(task_id=test_task).reset(seed=0)
     _, info = CoreCraftEnv(task_id=test_task, split="test").reset(seed=0)
     assert info["split"] == "test"
+
+
+def test_same_actions_give_the_same_final_state_and_reward() -> None:
+    outcomes = []
+    for _ in range(2):
+        env = CoreCraftEnv(task_id=TASK)
+        env.reset(seed=3)
+        for action in _reference_actions(TASK)[:-1]:
+            env.step(action)
+        assert env.episode is not None
+        final_hash = env.episode.world.hash()
+        *_, reward, _, _, info = env.step("Refund done.")
+        outcomes.append((final_hash, reward, [c["status"] for c in info["criteria"]], env.messages[2:]))
+    assert outcomes[0] == outcomes[1]

@@ -47,7 +47,9 @@ def test_reference_beats_random_and_files_are_written(tmp_path: Path) -> None:
     first = json.loads(lines[0])
     assert {"task_id", "trial", "reward", "passed", "criteria", "transcript"} <= set(first)
     assert first["transcript"][0]["role"] == "system"
-    assert json.loads((tmp_path / "ref" / "summary.json").read_text())["overall"]["tasks"] == 1
+    saved = json.loads((tmp_path / "ref" / "summary.json").read_text())
+    assert saved["overall"]["tasks"] == 1
+    assert saved["task_set"]["digest"] == rnd["task_set"]["digest"] and len(saved["task_set"]["digest"]) == 16
     assert ref_records[0]["transcript"] == ref_records[1]["transcript"]  # same actions, same episode
 
 

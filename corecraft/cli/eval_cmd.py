@@ -76,7 +76,8 @@ def eval_command(
 
 def _print(summaries: dict[str, dict], split: str, trials: int) -> None:
     metrics = ["pass@1", *[f"pass^{k}" for k in range(2, trials + 1)], "mean_reward"]
-    table = Table(title=f"corecraft eval — split {split}, {trials} trial(s) per task")
+    digest = next(iter(summaries.values()))["task_set"]["digest"]
+    table = Table(title=f"corecraft eval — split {split} (task set {digest}), {trials} trial(s) per task")
     table.add_column("agent")
     table.add_column("group")
     table.add_column("tasks", justify="right")
