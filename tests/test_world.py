@@ -135,3 +135,23 @@ def test_bad_recipe_is_a_clear_error(tmp_path: Path) -> None:
         load_recipe(str(bad))
     with pytest.raises(RecipeError, match="unknown world recipe 'nope'"):
         load_recipe("nope")
+
+
+def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
+    from sqlmodel import select
+
+    from corecraft.world import db
+    from corecraft.world.models import Customer, Order
+
+    session = world.session()
+    order = session.exec(select(Order).order_by(Order.id).limit(1)).one()
+    raw = db.fetch(world.conn, Order, order.id, world.tz)
+    assert raw is not None
+    assert order.created_at.astimezone(world.tz).isoformat() == raw["created_at"]
+    assert order.shipping_address == raw["shipping_address"] and order.total == raw["total"]
+    customer = session.get(Customer, order.customer_id)
+    assert customer is not None and isinstance(customer.addresses, list)
+    customer.name = "Changed Through The Session"
+    session.add(customer)
+    session.commit()
+    assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]

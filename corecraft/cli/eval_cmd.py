@@ -29,6 +29,7 @@ def eval_command(
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     judge_model: Annotated[str | None, typer.Option(help="Judge model; none: judge criteria ungraded.")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="Judge endpoint.")] = None,
+    judge_api_key_env: Annotated[str | None, typer.Option(help="Key variable for the judge; default: --api-key-env.")] = None,
     trials: Annotated[int, typer.Option(min=1, max=32, help="Trials per task (for pass^k).")] = 1,
     tasks: Annotated[list[str] | None, typer.Option(help="Only these task ids.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
@@ -42,7 +43,8 @@ def eval_command(
     if not pool:
         console.print(f"[red]error:[/red] no tasks selected from split {split!r}")
         raise typer.Exit(2)
-    judge = JudgeConfig(model=judge_model, base_url=judge_base_url, api_key_env=api_key_env) if judge_model else None
+    judge = JudgeConfig(model=judge_model, base_url=judge_base_url,
+                        api_key_env=judge_api_key_env or api_key_env) if judge_model else None
     if judge is None:
         console.print("[yellow]no judge configured: llm_judge criteria are ungraded and left out of rewards[/yellow]")
     summaries = {}
