@@ -21,7 +21,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import faker
-from sqlalchemy import create_engine
+from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
@@ -140,7 +140,8 @@ class World:
                      now=self.now, tz=self.tz)
 
     @cached_property
-    def engine(self):  # type: ignore[no-untyped-def]
+    def engine(self) -> Engine:
+        """A SQLAlchemy engine whose one connection is this world's."""
         return create_engine("sqlite://", creator=lambda: self.conn, poolclass=StaticPool)
 
     def session(self) -> Session:
