@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -13,7 +14,7 @@ from rich.table import Table
 
 from corecraft.agents.baselines import RandomAgent, ReferenceAgent
 from corecraft.agents.openai_agent import OpenAIAgent
-from corecraft.evaluate import evaluate
+from corecraft.evaluate import AgentFactory, evaluate
 from corecraft.grading.judge import JudgeConfig
 from corecraft.report import write_report
 from corecraft.tasks.loader import load_split
@@ -47,22 +48,18 @@ def eval_command(
                         api_key_env=judge_api_key_env or api_key_env) if judge_model else None
     if judge is None:
         console.print("[yellow]no judge configured: llm_judge criteria are ungraded and left out of rewards[/yellow]")
+    factories: dict[str, AgentFactory] = {"reference": ReferenceAgent, "random": RandomAgent}
+    if model:
+        factories["openai"] = partial(OpenAIAgent, model=model, base_url=base_url, api_key_env=api_key_env)
+    unknown = [name for name in agent if name not in factories]
+    if unknown:
+        needs_model = " (--agent openai needs --model)" if "openai" in unknown else ""
+        console.print(f"[red]error:[/red] cannot run agent(s) {', '.join(unknown)}: use reference, random or "
+                      f"openai{needs_model}")
+        raise typer.Exit(2)
     summaries = {}
     for name in agent:
-        if name == "reference":
-            factory = ReferenceAgent
-        elif name == "random":
-            factory = RandomAgent
-        elif name == "openai":
-            if not model:
-                console.print("[red]error:[/red] --agent openai needs --model")
-                raise typer.Exit(2)
-
-            def factory(task, seed, _m=model):  # type: ignore[no-untyped-def]
-                return OpenAIAgent(task, seed, model=_m, base_url=base_url, api_key_env=api_key_env)
-        else:
-            console.print(f"[red]error:[/red] unknown agent {name!r}: use reference, random or openai")
-            raise typer.Exit(2)
+        factory = factories[name]
         with Progress(console=console, transient=True) as progress, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             bar = progress.add_task(f"{name} on {split}", total=len(pool) * trials)
