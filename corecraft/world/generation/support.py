@@ -171,10 +171,12 @@ class SupportMixin(GeneratorBase):
         if kind == "return" and usable and self.rng.random() < 0.75:
             line = self.rng.choice(lines_by_order[order["id"]])
             category = products[line["product_id"]]["category"]
-            amount = line["unit_price"] * line["quantity"]
-            if category in self.policy.restocking_fee_categories and self.rng.random() < 0.4:
-                amount *= 1 - self.policy.restocking_fee_pct / 100
-            amount = min(money(amount * (1 - order["discount"] / order["subtotal"] if order["subtotal"] else 1)), left)
+            line_total = line["unit_price"] * line["quantity"]
+            paid_share = 1 - order["discount"] / order["subtotal"] if order["subtotal"] else 1
+            opened = category in self.policy.restocking_fee_categories and self.rng.random() < 0.4
+            fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
+            # The handbook's rule: what was paid for the line, less 15% of the line's price.
+            amount = min(money(line_total * (paid_share - fee_share)), left)
             if amount > 0:
                 return "refund_issued", {"payment_id": payment["id"], "amount": amount, "reason": "return",
                                          "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}]}
