@@ -15,6 +15,7 @@ from corecraft.tasks.loader import resolved_rubric
 from corecraft.tasks.model import Task
 from corecraft.tasks.setup import apply_setup
 from corecraft.tools import REGISTRY, ToolContext, call_tool
+from corecraft.tools.registry import ToolError, parse_arguments
 from corecraft.world.store import World, template_bytes
 
 _START: dict[tuple[str, str, int | None], bytes] = {}
@@ -51,9 +52,14 @@ class Episode:
         return [n for n in REGISTRY if self.allowed is None or n in self.allowed]
 
     def call(self, name: str, arguments: Any) -> dict[str, Any]:
-        """Run one tool call (dict or JSON-string arguments) and record it."""
-        result = call_tool(self.ctx, name, arguments, self.allowed)
-        args = arguments if isinstance(arguments, dict) else _parsed(arguments)
+        """Run one tool call (dict or JSON-string arguments) and record it. Arguments are parsed once."""
+        try:
+            args = parse_arguments(arguments)
+        except ToolError as exc:
+            result = exc.payload()
+            self.transcript.calls.append(CallRecord(name=str(name), args={"_raw": str(arguments)[:2000]}, result=result))
+            return result
+        result = call_tool(self.ctx, name, args, self.allowed)
         self.transcript.calls.append(CallRecord(name=str(name), args=args, result=result))
         return result
 
@@ -67,15 +73,6 @@ class Episode:
 
     def close(self) -> None:
         self.world.close()
-
-
-def _parsed(arguments: Any) -> dict[str, Any]:
-    from corecraft.tools.registry import ToolError, parse_arguments
-
-    try:
-        return parse_arguments(arguments)
-    except ToolError:
-        return {"_raw": str(arguments)[:2000]}
 
 
 def replay_reference(task: Task, judge: Judge | None = None) -> GradeResult:

@@ -112,3 +112,9 @@ class GeneratorBase:
             "warehouse": self.rng.choice(WAREHOUSES), "date": when.astimezone(self.tz).date().isoformat(),
         }
 
+    def lines_by_order(self) -> dict[str, list[dict[str, Any]]]:
+        """The generated order lines grouped by order id."""
+        grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for line in self.rows[m.OrderLine]:
+            grouped[line["order_id"]].append(line)
+        return grouped

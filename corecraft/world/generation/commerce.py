@@ -77,9 +77,7 @@ class CommerceMixin(GeneratorBase):
     def fulfil(self) -> None:
         """Order status, payment and shipment for each order, by its age."""
         stock = {p["id"]: p["stock_status"] for p in self.rows[m.Product]}
-        lines_by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for line in self.rows[m.OrderLine]:
-            lines_by_order[line["order_id"]].append(line)
+        lines_by_order = self.lines_by_order()
         payments, shipments = [], []
         for order in self.rows[m.Order]:
             age = self.now - order["created_at"]

@@ -89,9 +89,7 @@ class SupportMixin(GeneratorBase):
         orders = {o["id"]: o for o in self.rows[m.Order]}
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         products = {p["id"]: p for p in self.rows[m.Product]}
-        lines_by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for line in self.rows[m.OrderLine]:
-            lines_by_order[line["order_id"]].append(line)
+        lines_by_order = self.lines_by_order()
         for t in self.rows[m.SupportTicket]:
             order = orders.get(t["order_id"]) if t["order_id"] else None
             if order:
@@ -110,9 +108,7 @@ class SupportMixin(GeneratorBase):
         payments = {p["order_id"]: p for p in self.rows[m.Payment]}
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         products = {p["id"]: p for p in self.rows[m.Product]}
-        lines_by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for line in self.rows[m.OrderLine]:
-            lines_by_order[line["order_id"]].append(line)
+        lines_by_order = self.lines_by_order()
         employees = {e["id"]: e for e in self.rows[m.Employee]}
         staff = self.staff_by_department()
         refunded: dict[str, float] = defaultdict(float)
