@@ -1,19 +1,47 @@
 """CoreCraft: a seeded customer-support world for training and evaluating tool-using LLM agents.
 
 ``import corecraft`` registers the Gymnasium environment ``CoreCraft-v0``
-(``gymnasium.make("corecraft:CoreCraft-v0")`` also works without the import).
+(``gymnasium.make("corecraft:CoreCraft-v0")`` also works without the import). Nothing else is
+imported until it is used: ``corecraft.make_group`` and the other names below load their modules
+on first access, so ``import corecraft.world.models`` stays light.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 import gymnasium
 
-__version__ = "0.1.0"
+from corecraft.version import VERSION
+
+__version__ = VERSION
 ENV_ID = "CoreCraft-v0"
 
 if ENV_ID not in gymnasium.registry:
     gymnasium.register(id=ENV_ID, entry_point="corecraft.env.core:CoreCraftEnv")
 
-from corecraft.env.group import GroupResult, make_group, run_group  # noqa: E402
+_LAZY = {
+    "CoreCraftEnv": "corecraft.env.core",
+    "GroupResult": "corecraft.env.group",
+    "make_group": "corecraft.env.group",
+    "run_group": "corecraft.env.group",
+    "Domain": "corecraft.domain",
+    "default_domain": "corecraft.domain",
+}
 
-__all__ = ["ENV_ID", "GroupResult", "make_group", "run_group"]
+if TYPE_CHECKING:
+    from corecraft.domain import Domain, default_domain
+    from corecraft.env.core import CoreCraftEnv
+    from corecraft.env.group import GroupResult, make_group, run_group
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'corecraft' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = ["ENV_ID", "CoreCraftEnv", "Domain", "GroupResult", "__version__", "default_domain", "make_group",
+           "run_group"]

@@ -8,25 +8,37 @@ episode: task, trial, reward, passed, criteria, transcript) and ``summary.json``
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from math import comb
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from corecraft.domain import default_domain
 from corecraft.env.core import CoreCraftEnv
 from corecraft.grading.judge import JudgeConfig
+from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Task
 
-AgentFactory = Callable[[Task, int], Any]
+
+class Agent(Protocol):
+    """What ``evaluate`` runs: given the conversation so far and the tool schemas, the next action
+    (anything :meth:`CoreCraftEnv.step` accepts)."""
+
+    def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any: ...
 
 
-def run_episode(task: Task, agent: Any, judge: JudgeConfig | None, max_steps: int, trial: int) -> dict[str, Any]:
-    """One episode of ``agent`` on ``task``; returns the results.jsonl record."""
-    env = CoreCraftEnv(task_id=task.id, max_steps=max_steps, judge=judge, split=task.split or "train")
+AgentFactory = Callable[[Task, int], Agent]
+"""Makes the agent for one (task, trial) episode."""
+
+
+def run_episode(compiled: CompiledTask, agent: Agent, judge: JudgeConfig | None, max_steps: int,
+                trial: int) -> dict[str, Any]:
+    """One episode of ``agent`` on exactly ``compiled`` (never re-read from disk); the results.jsonl record."""
+    task = compiled.task
+    env = CoreCraftEnv(task=task, max_steps=max_steps, judge=judge, split=task.split or "train")
     try:
         _, info = env.reset(seed=trial)
         tools = info["tools"]
@@ -73,24 +85,15 @@ def summarise(records: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
     return summary
 
 
-def task_set_digest(tasks: list[Task]) -> dict[str, Any]:
-    """What a score was measured on: the exact task contents (a digest), so results are comparable
-    only when this matches, plus the package version."""
-    from corecraft import __version__
-
-    body = "\n".join(t.model_dump_json() for t in sorted(tasks, key=lambda t: t.id))
-    return {"tasks": len(tasks), "digest": hashlib.sha256(body.encode()).hexdigest()[:16], "corecraft": __version__}
-
-
-def evaluate(tasks: list[Task], make_agent: AgentFactory, trials: int = 1, concurrency: int = 1,
+def evaluate(tasks: Sequence[CompiledTask], make_agent: AgentFactory, trials: int = 1, concurrency: int = 1,
              judge: JudgeConfig | None = None, max_steps: int = 50, out: Path | None = None,
              progress: Callable[[], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run every (task, trial) episode, optionally in parallel threads; write results if ``out``."""
     jobs = [(task, trial) for task in tasks for trial in range(trials)]
 
-    def one(job: tuple[Task, int]) -> dict[str, Any]:
+    def one(job: tuple[CompiledTask, int]) -> dict[str, Any]:
         task, trial = job
-        record = run_episode(task, make_agent(task, trial), judge, max_steps, trial)
+        record = run_episode(task, make_agent(task.task, trial), judge, max_steps, trial)
         if progress:
             progress()
         return record
@@ -98,7 +101,7 @@ def evaluate(tasks: list[Task], make_agent: AgentFactory, trials: int = 1, concu
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         records = list(pool.map(one, jobs))
     summary = summarise(records, trials)
-    summary["task_set"] = task_set_digest(tasks)
+    summary["task_set"] = default_domain().tasks.digest(tasks)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         with (out / "results.jsonl").open("w", encoding="utf-8") as handle:

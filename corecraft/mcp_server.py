@@ -14,23 +14,23 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from corecraft.domain import default_domain
 from corecraft.episode import Episode
-from corecraft.tasks.model import Task
-from corecraft.tools import REGISTRY
-from corecraft.tools.schemas import tool_schemas
+from corecraft.tasks.compile import CompiledTask
 
 
 def build_server(episode: Episode) -> Server:
     """An MCP server whose tools act on ``episode``'s world."""
     server: Server = Server("corecraft", instructions=f"CoreCraft support tools for task {episode.task.id}.")
-    schemas = {s["function"]["name"]: s["function"] for s in tool_schemas(episode.tool_names)}
+    toolkit = episode.toolkit
+    schemas = {s["function"]["name"]: s["function"] for s in toolkit.schemas(episode.tool_names)}
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
         return [
             types.Tool(name=name, description=spec["description"], inputSchema=spec["parameters"],
-                       annotations=types.ToolAnnotations(readOnlyHint=REGISTRY[name].read_only,
-                                                         destructiveHint=not REGISTRY[name].read_only))
+                       annotations=types.ToolAnnotations(readOnlyHint=toolkit[name].read_only,
+                                                         destructiveHint=not toolkit[name].read_only))
             for name, spec in schemas.items()
         ]
 
@@ -43,9 +43,9 @@ def build_server(episode: Episode) -> Server:
     return server
 
 
-async def serve_stdio(task: Task) -> None:
+async def serve_stdio(task: CompiledTask) -> None:
     """Serve ``task``'s tools on stdin/stdout until the client disconnects."""
-    episode = Episode(task)
+    episode = Episode(task, default_domain())
     server = build_server(episode)
     try:
         async with stdio_server() as (read, write):

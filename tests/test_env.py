@@ -15,26 +15,27 @@ from gymnasium.utils.env_checker import check_env
 
 import corecraft
 from corecraft.agents.openai_agent import OpenAIAgent
+from corecraft.domain import default_domain
 from corecraft.env.core import CoreCraftEnv
 from corecraft.evaluate import run_episode
-from corecraft.tasks.loader import find_task, task_files
 
 TASK = "doa_cpu_refund_kayla"
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
 
+TASKS = default_domain().tasks
+N_TOOLS = len(default_domain().toolkit)
+
+
 def _reference_actions(task_id: str) -> list[Any]:
-    task = find_task(task_id)
-    calls = [{"type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}
-             for c in task.reference_solution.calls]
-    return [*calls, task.reference_solution.reply]
+    return TASKS.get(task_id).task.reference_solution.actions()
 
 
 def test_make_with_and_without_import() -> None:
     env = gymnasium.make("CoreCraft-v0", task_id=TASK)
     obs, info = env.reset(seed=0)
     assert info["task_id"] == TASK and obs[0]["role"] == "system" and obs[1]["role"] == "user"
-    assert len(info["tools"]) == 23 and "2025-09-15" in obs[0]["content"]
+    assert len(info["tools"]) == N_TOOLS and "2025-09-15" in obs[0]["content"]
     env2 = gymnasium.make("corecraft:CoreCraft-v0", task_id=TASK)
     assert env2.reset(seed=0)[1]["task_id"] == TASK
 
@@ -161,7 +162,8 @@ class _ScriptedModel(BaseHTTPRequestHandler):
 
 
 def test_openai_agent_loop_over_http(monkeypatch: pytest.MonkeyPatch) -> None:
-    task = find_task(TASK)
+    compiled = TASKS.get(TASK)
+    task = compiled.task
     calls = [{"id": f"c{i}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}
              for i, c in enumerate(task.reference_solution.calls)]
     script = [{"role": "assistant", "content": None, "tool_calls": calls[:2]}]  # parallel calls
@@ -175,18 +177,18 @@ def test_openai_agent_loop_over_http(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("CORECRAFT_TEST_KEY", "sk-test")
         agent = OpenAIAgent(task, model="scripted", base_url=f"http://127.0.0.1:{server.server_port}/v1",
                             api_key_env="CORECRAFT_TEST_KEY")
-        record = run_episode(task, agent, judge=None, max_steps=30, trial=0)
+        record = run_episode(compiled, agent, judge=None, max_steps=30, trial=0)
     finally:
         server.shutdown()
     assert record["passed"] and record["reward"] == 1.0
     assert len(_ScriptedModel.requests) == len(script)
     sent = _ScriptedModel.requests[1]
     assert [m["role"] for m in sent["messages"]][-3:] == ["assistant", "tool", "tool"]
-    assert len(sent["tools"]) == 23
+    assert len(sent["tools"]) == N_TOOLS
 
 
 def test_training_helpers_refuse_the_test_split() -> None:
-    test_task = task_files("test")[0].stem
+    test_task = TASKS.ids("test")[0]
     with pytest.raises(ValueError, match="held-out test split"):
         corecraft.make_group(test_task, 2)
     with pytest.raises(ValueError, match="held-out test split"):

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from corecraft.agents.baselines import RandomAgent, ReferenceAgent
 from corecraft.cli.main import app
+from corecraft.domain import default_domain
 from corecraft.evaluate import evaluate, pass_hat_k, summarise
 from corecraft.report import write_report
-from corecraft.tasks.loader import find_task
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
@@ -37,7 +37,7 @@ def test_summary_groups_by_category_and_difficulty() -> None:
 
 
 def test_reference_beats_random_and_files_are_written(tmp_path: Path) -> None:
-    tasks = [find_task("doa_cpu_refund_kayla")]
+    tasks = [default_domain().tasks.get("doa_cpu_refund_kayla")]
     ref_records, ref = evaluate(tasks, ReferenceAgent, trials=2, out=tmp_path / "ref")
     _, rnd = evaluate(tasks, RandomAgent, trials=2, concurrency=2, out=tmp_path / "rnd")
     assert ref["overall"]["pass@1"] == 1.0 and ref["overall"]["pass^2"] == 1.0
@@ -54,7 +54,7 @@ def test_reference_beats_random_and_files_are_written(tmp_path: Path) -> None:
 
 
 def test_report_escapes_and_shows_criteria(tmp_path: Path) -> None:
-    tasks = [find_task("doa_cpu_refund_kayla")]
+    tasks = [default_domain().tasks.get("doa_cpu_refund_kayla")]
     evaluate(tasks, ReferenceAgent, out=tmp_path)
     html = write_report(tmp_path, "<run & report>").read_text()
     assert "&lt;run &amp; report&gt;" in html and "<run & report>" not in html

@@ -14,15 +14,14 @@ from typing import Any
 import pytest
 
 import corecraft.grading.diff as diff_module
-import corecraft.grading.grader as grader_module
-from corecraft.episode import Episode
+from corecraft.domain import default_domain
 from corecraft.grading.criteria import numbers_in
 from corecraft.grading.diff import world_diff
 from corecraft.grading.judge import Judge, JudgeConfig
 from corecraft.grading.result import CriterionResult, GradeResult
 from corecraft.tasks.model import Task
 from corecraft.world import db, models
-from corecraft.world.store import World
+from corecraft.world.store import Snapshot, World
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
@@ -62,7 +61,7 @@ TODAYS_MESSAGE = {"insert": "SlackMessage", "row": {
 def run(rubric: list[dict[str, Any]], calls: Calls | None = None, reply: str = "",
         minefields: list[dict[str, Any]] | None = None, judge: Judge | None = None) -> GradeResult:
     """One episode: the calls through the real tools, then grading with ``reply``."""
-    episode = Episode(make_task(rubric, minefields))
+    episode = default_domain().episode(make_task(rubric, minefields))
     try:
         for name, args in calls or []:
             episode.call(name, args)
@@ -78,7 +77,7 @@ def only(result: GradeResult) -> CriterionResult:
 
 def test_the_tiny_world_facts_hold() -> None:
     """The cases below rely on these; if the generator changes, this fails first and says why."""
-    episode = Episode(make_task([{"id": "x", "kind": "final_reply", "contains": ["x"]}]))
+    episode = default_domain().episode(make_task([{"id": "x", "kind": "final_reply", "contains": ["x"]}]))
     try:
         assert episode.actor == ACTOR
         ticket = episode.call("search_tickets", {"customer_id": "cust-0001", "status": "pending_customer"})
@@ -296,9 +295,9 @@ def test_numbers_in_reads_money_and_plain_numbers() -> None:
 
 
 # -- the world diff behind db_diff ---------------------------------------------------------------
-def naive_diff(start: bytes, end: World) -> dict[str, tuple[list[str], list[str], dict[str, list[str]]]]:
+def naive_diff(start: Snapshot, end: World) -> dict[str, tuple[list[str], list[str], dict[str, list[str]]]]:
     """Every table read whole from both worlds and compared by id, in Python."""
-    before_world = World.from_bytes(start)
+    before_world = World.from_bytes(start.data)
     out = {}
     try:
         for model in models.ALL_TABLES:
@@ -321,7 +320,7 @@ def naive_diff(start: bytes, end: World) -> dict[str, tuple[list[str], list[str]
 def test_world_diff_matches_a_naive_row_by_row_diff(page_filter: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if not page_filter:
         monkeypatch.setattr(diff_module, "_touched_tables", lambda end, start: None)
-    episode = Episode(make_task([{"id": "x", "kind": "db_diff", "allow": {}}], setup=[TODAYS_MESSAGE]))
+    episode = default_domain().episode(make_task([{"id": "x", "kind": "db_diff", "allow": {}}], setup=[TODAYS_MESSAGE]))
     try:
         conn = episode.world.conn
         assert world_diff(conn, episode.start) == {}
@@ -354,9 +353,10 @@ def test_world_diff_matches_a_naive_row_by_row_diff(page_filter: bool, monkeypat
 
 
 def test_world_diff_of_unrelated_worlds_compares_every_table() -> None:
-    start, end = World.open("tiny"), World.open("tiny", seed=2)
+    store = default_domain().store
+    start, end = store.open("tiny"), store.open("tiny", seed=2)
     try:
-        data = start.conn.serialize()
+        data = Snapshot(start.conn.serialize())
         got = {t: (d.added, d.deleted, d.updated) for t, d in world_diff(end.conn, data).items()}
         assert got == naive_diff(data, end) and len(got) >= 10
     finally:
@@ -464,8 +464,7 @@ JUDGED = {"id": "polite", "kind": "llm_judge", "question": "Is the reply polite?
           "weight": 5}
 
 
-def test_ungraded_llm_judge_is_excluded_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(grader_module, "_warned_no_judge", False)
+def test_ungraded_llm_judge_is_excluded_loudly() -> None:
     rubric = [{"id": "met", "kind": "final_reply", "contains": ["refund"]},
               {"id": "missed", "kind": "final_reply", "contains": ["ticket"]}, JUDGED]
     with pytest.warns(UserWarning, match="no LLM judge configured"):

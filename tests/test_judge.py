@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from corecraft.episode import Episode
+from corecraft.domain import default_domain
 from corecraft.grading.judge import Judge, JudgeConfig, Verdict
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import LlmJudge, Task
@@ -312,7 +312,7 @@ def test_episode_grading_counts_judge_verdicts_in_the_reward(server: FakeJudgeSe
                    {"kind": "include", "name": "professional_tone", "weight": 3}],
     })
     server.script = [verdict("no", "It is curt.")]
-    episode = Episode(task)
+    episode = default_domain().episode(task)
     try:
         result = episode.finish("Hi. Done.", judge=Judge(config))
     finally:

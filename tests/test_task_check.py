@@ -1,4 +1,4 @@
-"""``check_task`` and ``corecraft tasks check`` on deliberately broken task files.
+"""``corecraft.tasks.check.check_task`` and ``corecraft tasks check`` on deliberately broken task files.
 
 Each file in ``fixtures/broken_tasks/`` is ``fixtures/good_task.yaml`` with exactly one mistake;
 the check must report that one problem, at the line of the mistake, with a helpful message.
@@ -13,8 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from corecraft.cli.main import app
+from corecraft.domain import default_domain
 from corecraft.paths import content
-from corecraft.tasks.loader import check_task
+from corecraft.tasks import check
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = FIXTURES / "broken_tasks"
@@ -46,6 +47,10 @@ EXPECTED: dict[str, tuple[int, str]] = {
 }
 
 runner = CliRunner()
+
+
+def check_task(path: Path) -> list[check.Problem]:
+    return check.check_task(path, default_domain())
 
 
 def test_the_good_task_checks_clean() -> None:

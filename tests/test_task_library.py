@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from corecraft.episode import Episode, replay_reference
-from corecraft.tasks.loader import CANARY, check_task, load_task, task_files
+from corecraft.domain import default_domain
+from corecraft.tasks.check import check_task
+from corecraft.tasks.loader import CANARY
 
-FILES = [p for split in ("train", "dev", "test") for p in task_files(split)]
+DOMAIN = default_domain()
+LIBRARY = DOMAIN.tasks
+FILES = [p for split in ("train", "dev", "test") for p in LIBRARY.files(split)]
 IDS = [f"{p.parent.name}/{p.stem}" for p in FILES]
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
@@ -19,13 +22,12 @@ pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_task_file_checks_clean(path: Path) -> None:
-    assert [str(p) for p in check_task(path, replay=False)] == []
+    assert [str(p) for p in check_task(path, DOMAIN, replay=False)] == []
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_reference_solution_meets_every_deterministic_criterion(path: Path) -> None:
-    task = load_task(path)
-    result = replay_reference(task)
+    result = DOMAIN.replay_reference(LIBRARY.load(path))
     failed = [f"{c.id}: {c.reason}" for c in result.criteria if c.status not in ("met", "ungraded")]
     assert failed == []
     assert [m.id for m in result.minefields if m.tripped] == []
@@ -34,8 +36,7 @@ def test_reference_solution_meets_every_deterministic_criterion(path: Path) -> N
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_doing_nothing_fails(path: Path) -> None:
-    episode = Episode(load_task(path))
-    with warnings.catch_warnings():
+    with DOMAIN.episode(LIBRARY.load(path)) as episode, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = episode.finish("")
     assert not result.passed
@@ -45,18 +46,18 @@ def test_doing_nothing_fails(path: Path) -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_every_minefield_trips_on_its_trigger(path: Path) -> None:
-    task = load_task(path)
-    for mine in task.minefields:
-        episode = Episode(task)
-        for call in mine.trigger:
-            episode.call(call.tool, call.args)
-        result = episode.finish(task.reference_solution.reply)
+    compiled = LIBRARY.load(path)
+    for mine in compiled.task.minefields:
+        with DOMAIN.episode(compiled) as episode:
+            for call in mine.trigger:
+                episode.call(call.tool, call.args)
+            result = episode.finish(compiled.task.reference_solution.reply)
         tripped = {m.id for m in result.minefields if m.tripped}
         assert mine.id in tripped, f"minefield {mine.id} did not trip"
         assert result.reward == 0.0 and not result.passed
 
 
 def test_test_split_carries_the_canary_and_is_not_loaded_by_default() -> None:
-    for path in task_files("test"):
+    for path in LIBRARY.files("test"):
         assert CANARY in path.read_text(encoding="utf-8")
-    assert all(p.parent.name != "test" for p in task_files())
+    assert all(p.parent.name != "test" for p in LIBRARY.files())

@@ -15,8 +15,10 @@ from typer.testing import CliRunner
 from corecraft.cli import tasks_cmd
 from corecraft.cli.main import app
 from corecraft.cli.tasks_cmd import schema_json
+from corecraft.domain import default_domain
 from corecraft.paths import content
-from corecraft.tasks.loader import CANARY, SPLITS, TaskError, check_task, load_task, task_files
+from corecraft.tasks import check
+from corecraft.tasks.loader import CANARY, SPLITS, Problem, TaskError, load_task
 from corecraft.tasks.model import Task
 from corecraft.tasks.split import parse_ratios, split_by_family
 
@@ -29,6 +31,10 @@ runner = CliRunner()
 def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tables one row per line (the console's width is fixed when the module is imported)."""
     monkeypatch.setattr(tasks_cmd.console, "width", 240)
+
+
+def check_task(path: Path, replay: bool = True) -> list[Problem]:
+    return check.check_task(path, default_domain(), replay=replay)
 
 
 def write_task(root: Path, split: str, task_id: str, family: str, category: str = "reasoning",
@@ -99,11 +105,13 @@ def test_list_filters(root: Path, args: list[str], ids: list[str]) -> None:
     assert code == 0 and listed(out) == ids
 
 
-def test_list_skips_a_broken_file_loudly(root: Path) -> None:
+def test_list_refuses_a_library_with_a_broken_file_as_loading_a_split_does(root: Path) -> None:
     (root / "dev" / "bad.yaml").write_text((BROKEN / "bad_category.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     code, out, err = invoke("list", "--root", str(root))
-    assert code == 0 and len(listed(out)) == 4
-    assert "skipped:" in err and "bad.yaml:4: category" in err
+    assert code == 1 and listed(out) == []
+    assert "tasks check" in err and "bad.yaml:4: category" in err
+    with pytest.raises(TaskError, match="bad.yaml:4: category"):
+        default_domain().library(root).split("dev")
 
 
 def test_list_rejects_an_unknown_split(root: Path) -> None:
@@ -169,7 +177,7 @@ def test_checked_in_schema_is_current() -> None:
 
 def test_schema_accepts_every_task_file_and_rejects_a_bad_one() -> None:
     validator = jsonschema.Draft202012Validator(json.loads(schema_json()))
-    files = [GOOD, *(p for s in SPLITS for p in task_files(s))]
+    files = [GOOD, *(p for s in SPLITS for p in default_domain().tasks.files(s))]
     for path in files:
         errors = [f"{e.json_path}: {e.message[:120]}" for e in validator.iter_errors(yaml.safe_load(path.read_text("utf-8")))]
         assert errors == [], path
@@ -294,11 +302,13 @@ def test_stats_json(root: Path) -> None:
     assert code == 0
     assert json.loads(out) == {
         "tasks": 4,
+        "families": 3,
         "by_split": {"dev": 1, "test": 1, "train": 2},
         "by_category": {"communication": 1, "multi_step_workflow": 1, "reasoning": 2},
         "by_difficulty": {"easy": 1, "expert": 1, "hard": 1, "medium": 1},
         "by_family": {"alpha": 2, "beta": 1, "gamma": 1},
         "criteria_per_task": {"mean": 4.25, "min": 4},
+        "criteria_hard_expert": {"hard": {"mean": 5.0, "min": 5}, "expert": {"mean": 4.0, "min": 4}},
         "reference_calls_mean": 2.0,
         "llm_judge_weight_share": round(2 / 18, 4),
         "tasks_with": {"llm_judge": 1, "arg_format": 4, "db_diff": 0, "minefields": 3, "include": 4},

@@ -1,4 +1,4 @@
-"""The tool surface as data: tools/catalog.json matches the registry, both OpenAI schema shapes are
+"""The tool surface as data: tools/catalog.json matches the toolkit, both OpenAI schema shapes are
 well formed, and ``corecraft tools list|export|call`` work on the tiny world."""
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from corecraft.cli.tools_cmd import app
+from corecraft.domain import default_domain
 from corecraft.paths import content
-from corecraft.tools import REGISTRY
-from corecraft.tools.schemas import catalog, catalog_json, first_sentence, tool_schemas
+from corecraft.tools.schemas import first_sentence
+
+TOOLKIT = default_domain().toolkit
+catalog, catalog_json, tool_schemas = TOOLKIT.catalog, TOOLKIT.catalog_json, TOOLKIT.schemas
 
 READS = ["search_products", "get_product", "search_customers", "search_orders", "get_order_details",
          "search_payments", "search_shipments", "search_tickets", "get_customer_ticket_history",
@@ -82,8 +85,8 @@ def test_23_tools_16_read_7_write_named_as_in_the_spec() -> None:
 @pytest.mark.parametrize("shape", ["chat", "responses"])
 def test_schema_shapes_are_valid(shape: str) -> None:
     out = tool_schemas(shape=shape)  # type: ignore[arg-type]
-    assert len(out) == 23
-    for entry, schema in zip(REGISTRY.values(), out, strict=True):
+    assert len(out) == len(TOOLKIT) == len(READS) + len(WRITES)
+    for entry, schema in zip(TOOLKIT, out, strict=True):
         body = schema["function"] if shape == "chat" else schema
         assert schema["type"] == "function"
         assert set(body) >= {"name", "description", "parameters"}
@@ -130,15 +133,16 @@ def test_names_filter_keeps_registry_order() -> None:
 
 
 def test_first_sentence() -> None:
-    assert first_sentence(REGISTRY["get_product"]) == "Get one product with everything known about it."
-    assert all(first_sentence(e).endswith(".") and "\n" not in first_sentence(e) for e in REGISTRY.values())
+    descriptions = TOOLKIT.descriptions
+    assert first_sentence(descriptions["get_product"]) == "Get one product with everything known about it."
+    assert all(first_sentence(d).endswith(".") and "\n" not in first_sentence(d) for d in descriptions.values())
 
 
 # -- the command line ---------------------------------------------------------------------------
 def test_cli_list_shows_23_tools() -> None:
     result = runner.invoke(app, ["list"])
     assert result.exit_code == 0, result.output
-    assert "23 tools (16 read, 7 write)" in result.output
+    assert f"{len(TOOLKIT)} tools ({len(READS)} read, {len(WRITES)} write)" in result.output
     assert all(name in result.output for name in READS + WRITES)
 
 

@@ -1,4 +1,4 @@
-"""The 16 read tools on the tiny world, through ``call_tool``, cross-checked against the database."""
+"""The 16 read tools on the tiny world, through the toolkit, cross-checked against the database."""
 
 from __future__ import annotations
 
@@ -10,23 +10,26 @@ from typing import Any
 
 import pytest
 
-from corecraft.tools import REGISTRY, ToolContext, call_tool
-from corecraft.tools.common import add_months
+from corecraft.domain import default_domain
+from corecraft.tools import ToolContext
 from corecraft.tools.common import fetch_rows as rows
 from corecraft.world import db
 from corecraft.world import models as m
-from corecraft.world.seeds import policy
+from corecraft.world.rules import add_months
 
 
 # -- helpers ---------------------------------------------------------------------------------------
 def ok(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = call_tool(ctx, name, args)
+    result = TOOLKIT.call(ctx, name, args)
     assert "error" not in result, result
     return result
 
+TOOLKIT = default_domain().toolkit
+POLICY = default_domain().policy
+
 
 def err(ctx: ToolContext, name: str, args: dict[str, Any], kind: str, field: str | None) -> str:
-    result = call_tool(ctx, name, args)
+    result = TOOLKIT.call(ctx, name, args)
     assert "error" in result, result
     assert (result["error"]["type"], result["error"]["field"]) == (kind, field), result
     return result["error"]["message"]
@@ -85,7 +88,7 @@ HAPPY: dict[str, Callable[[ToolContext], dict[str, Any]]] = {
         )
     ),
 }
-READ_TOOLS = sorted(t.name for t in REGISTRY.values() if t.read_only)
+READ_TOOLS = sorted(t.name for t in TOOLKIT if t.read_only)
 
 
 def test_every_read_tool_is_covered_and_registered_read_only() -> None:
@@ -252,7 +255,7 @@ def test_get_product_returns_the_full_row(ctx: ToolContext) -> None:
     pid = scalar(ctx, "SELECT id FROM product WHERE category = 'psu' ORDER BY id")
     result = ok(ctx, "get_product", {"product_id": pid})
     assert result == db.fetch(ctx.conn, m.Product, pid, ctx.world.tz)
-    assert result["warranty_months"] == policy().warranty_months["psu"]
+    assert result["warranty_months"] == POLICY.warranty_months["psu"]
     assert set(result["inventory"]) == {"east", "central", "west"}
     err(ctx, "get_product", {}, "missing_argument", "product_id")
 
@@ -597,7 +600,7 @@ def test_validate_argument_errors(ctx: ToolContext) -> None:
 
 
 def test_calculate_price_with_tier_discount_and_free_ground_shipping(ctx: ToolContext) -> None:
-    rules = policy()
+    rules = POLICY
     cheap = rows(
         ctx, m.Product, "WHERE price < ? ORDER BY price, id", (rules.free_ground_shipping_threshold / 2,)
     )[0]
@@ -709,9 +712,9 @@ def test_check_warranty_status_in_and_out(ctx: ToolContext) -> None:
         "expires_on": expires.isoformat(),
         "in_warranty": True,
         "days_remaining": (expires - ctx.world.now.date()).days,
-        "exclusions": policy().warranty_exclusions,
+        "exclusions": POLICY.warranty_exclusions,
     }
-    assert months == policy().warranty_months[product["category"]]
+    assert months == POLICY.warranty_months[product["category"]]
 
     ctx.world.now = ctx.world.now.replace(year=expires.year, month=expires.month, day=expires.day)
     last_day = ok(ctx, "check_warranty_status", {"order_id": order_id, "product_id": product_id})

@@ -1,4 +1,4 @@
-"""The 7 write tools, called through call_tool on the tiny world: each writes what it says, stamped
+"""The 7 write tools, called through the toolkit on the tiny world: each writes what it says, stamped
 with the actor and the world's now, and each policy rule rejects with a specific error and leaves
 the world unchanged. Rows are found with SQL; missing situations are built by editing rows."""
 
@@ -10,22 +10,23 @@ from typing import Any
 
 import pytest
 
-from corecraft.tools import ToolContext, call_tool
+from corecraft.domain import default_domain
+from corecraft.tools import ToolContext
 from corecraft.world import db
 from corecraft.world.models import Product
-from corecraft.world.seeds import policy
 from corecraft.world.store import World
 
-POLICY = policy()
+TOOLKIT = default_domain().toolkit
+POLICY = TOOLKIT.policy
 
 
 # -- helpers --------------------------------------------------------------------------------
 def as_title(world: World, title: str) -> ToolContext:
-    return ToolContext(world=world, actor_id=world.first_employee(title))
+    return TOOLKIT.context(world, world.first_employee(title))
 
 
 def ok(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = call_tool(ctx, name, args)
+    result = TOOLKIT.call(ctx, name, args)
     assert "error" not in result, result
     return result
 
@@ -33,7 +34,7 @@ def ok(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
 def rejected(ctx: ToolContext, name: str, args: dict[str, Any], kind: str) -> str:
     """Call a tool that must fail with error type ``kind`` and change nothing; returns the message."""
     before = ctx.world.hash()
-    result = call_tool(ctx, name, args)
+    result = TOOLKIT.call(ctx, name, args)
     assert "error" in result, result
     assert result["error"]["type"] == kind, result
     assert ctx.world.hash() == before

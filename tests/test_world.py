@@ -9,11 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from corecraft.domain import Domain, default_domain
+from corecraft.paths import content
 from corecraft.world import models
 from corecraft.world.invariants import violations
 from corecraft.world.recipe import RecipeError, load_recipe
-from corecraft.world.seeds import CATEGORIES
-from corecraft.world.store import World, template_bytes, world_hash
+from corecraft.world.store import World, world_hash
+from corecraft.world.vocab import CATEGORIES
+
+STORE = default_domain().store
+
+
+def template_bytes(recipe: str, seed: int | None = None, rebuild: bool = False) -> bytes:
+    return STORE.template(recipe, seed, rebuild=rebuild).data
 
 
 def test_tiny_world_has_every_type_and_is_small(world: World) -> None:
@@ -24,13 +32,13 @@ def test_tiny_world_has_every_type_and_is_small(world: World) -> None:
 
 
 def test_tiny_world_invariants_hold(world: World) -> None:
-    assert violations(world) == []
+    assert violations(world, default_domain().policy) == []
 
 
 @pytest.mark.slow
 def test_default_world_meets_recipe_and_invariants() -> None:
-    world = World.open("default")
-    recipe = load_recipe("default")
+    world = STORE.open("default")
+    recipe = STORE.recipe("default")
     counts = world.counts()
     assert sum(counts.values()) >= 2500
     assert counts["Customer"] >= recipe.counts.customers
@@ -43,12 +51,12 @@ def test_default_world_meets_recipe_and_invariants() -> None:
     assert categories == set(CATEGORIES)
     departments = {r[0] for r in world.conn.execute("SELECT DISTINCT department FROM employee")}
     assert len(departments) >= 6
-    assert violations(world) == []
+    assert violations(world, default_domain().policy) == []
 
 
 @pytest.mark.slow
 def test_default_world_is_noisy_on_purpose() -> None:
-    conn = World.open("default").conn
+    conn = STORE.open("default").conn
     assert conn.execute("SELECT count(*) FROM (SELECT name FROM customer GROUP BY name HAVING count(*) > 1)"
                         ).fetchone()[0] >= 5
     assert conn.execute("SELECT count(*) FROM customer WHERE phone IS NULL").fetchone()[0] > 0
@@ -67,12 +75,12 @@ def test_default_world_is_noisy_on_purpose() -> None:
 
 
 def test_episode_copies_are_isolated(world: World) -> None:
-    other = World.open("tiny")
+    other = STORE.open("tiny")
     before = other.hash()
     world.conn.execute("UPDATE customer SET name = 'Changed' WHERE id = (SELECT min(id) FROM customer)")
     assert world.hash() != before
     assert other.hash() == before
-    assert World.open("tiny").hash() == before
+    assert STORE.open("tiny").hash() == before
 
 
 def test_foreign_keys_are_enforced(world: World) -> None:
@@ -97,8 +105,8 @@ def test_same_seed_same_bytes_different_seed_different_world() -> None:
 
 
 def _hash_in_subprocess(seed: int, cache: str, hash_seed: int) -> str:
-    code = ("from corecraft.world.store import World, template_bytes; import hashlib;"
-            f"d = template_bytes('default', {seed}, rebuild=True);"
+    code = ("from corecraft.domain import default_domain; from corecraft.world.store import World; import hashlib;"
+            f"d = default_domain().store.template('default', {seed}, rebuild=True).data;"
             "print(hashlib.sha256(d).hexdigest(), World.from_bytes(d).hash())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"CORECRAFT_CACHE_DIR": cache, "PATH": "/usr/bin:/bin", "PYTHONHASHSEED": str(hash_seed)})
@@ -113,10 +121,7 @@ def test_determinism_across_processes(tmp_path: Path) -> None:
 
 
 def _build_into(cache: str) -> int:
-    import os
-
-    os.environ["CORECRAFT_CACHE_DIR"] = cache
-    return len(template_bytes("tiny", 5, rebuild=True))
+    return len(Domain(cache=Path(cache)).store.template("tiny", 5, rebuild=True).data)
 
 
 def test_concurrent_builders_do_not_corrupt_the_cache(tmp_path: Path) -> None:
@@ -132,9 +137,9 @@ def test_bad_recipe_is_a_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nseed: -1\nnow: 2025-01-01T00:00:00\n")
     with pytest.raises(RecipeError, match=r"bad.yaml: .*seed"):
-        load_recipe(str(bad))
+        load_recipe(str(bad), content("world"))
     with pytest.raises(RecipeError, match="unknown world recipe 'nope'"):
-        load_recipe("nope")
+        load_recipe("nope", content("world"))
 
 
 def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
@@ -165,4 +170,4 @@ def test_default_world_content_is_frozen() -> None:
     """Tasks quote facts read from the default world (totals, names, dates). Their rubrics and reference
     replies cannot notice when a generator or seed change moves those facts, so the content is pinned:
     after a deliberate change, re-verify the aggregation and summary tasks, then update this hash."""
-    assert World.open("default").hash() == DEFAULT_WORLD_HASH
+    assert STORE.open("default").hash() == DEFAULT_WORLD_HASH

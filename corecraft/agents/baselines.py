@@ -18,16 +18,13 @@ class ReferenceAgent:
     name = "reference"
 
     def __init__(self, task: Task, seed: int = 0) -> None:
-        self.task, self.i = task, 0
+        self.actions = task.reference_solution.actions()
+        self.i = 0
 
     def act(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
-        calls = self.task.reference_solution.calls
-        if self.i < len(calls):
-            call = calls[self.i]
-            self.i += 1
-            return {"id": f"ref_{self.i}", "type": "function",
-                    "function": {"name": call.tool, "arguments": json.dumps(call.args)}}
-        return self.task.reference_solution.reply
+        action = self.actions[min(self.i, len(self.actions) - 1)]
+        self.i += 1
+        return action
 
 
 class RandomAgent:

@@ -4,7 +4,6 @@ and full-episode throughput replaying reference solutions. Targets: reset <= 1 m
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from typing import Any
@@ -13,18 +12,16 @@ import gymnasium
 
 import corecraft  # noqa: F401  (registers CoreCraft-v0)
 from corecraft.bench.timing import median, ms, p99, report, samples
-from corecraft.tasks.loader import load_split
+from corecraft.domain import default_domain
 from corecraft.tasks.model import Task
 
 
 def _actions(task: Task) -> list[Any]:
-    calls = [{"type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}
-             for c in task.reference_solution.calls]
-    return [*calls, task.reference_solution.reply]
+    return task.reference_solution.actions()
 
 
 def run(split: str = "train", repeat: int = 300) -> list[tuple[str, str, str, str]]:
-    tasks = load_split(split)
+    tasks = [t.task for t in default_domain().tasks.split(split)]
     task = max(tasks, key=lambda t: len(t.reference_solution.calls))
     env = gymnasium.make("CoreCraft-v0", task_id=task.id, split=split)
     env.reset(seed=0)

@@ -12,38 +12,43 @@ from __future__ import annotations
 from collections import defaultdict
 
 from corecraft.bench.timing import median, ms, p99, report, samples
+from corecraft.domain import default_domain
 from corecraft.episode import Episode
 from corecraft.grading.criteria import CHECKS, Evidence
 from corecraft.grading.diff import world_diff
 from corecraft.grading.grader import grade
-from corecraft.tasks.loader import find_task, resolved_rubric
+from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Criterion, LlmJudge
 
 TASK = "doa_cpu_refund_kayla"
 TARGET = 10e-3
 
 
-def _replayed(task_id: str) -> tuple[Episode, list[Criterion]]:
-    """An episode after the task's reference solution, and its deterministic criteria (all met)."""
-    task = find_task(task_id)
-    episode = Episode(task)
-    for call in task.reference_solution.calls:
+def _replayed(task_id: str) -> tuple[Episode, CompiledTask]:
+    """An episode after the task's reference solution, and the task with only its deterministic
+    criteria (all met)."""
+    domain = default_domain()
+    full = domain.tasks.get(task_id)
+    task = CompiledTask(task=full.task, criteria=tuple(c for c in full.criteria if not isinstance(c, LlmJudge)),
+                        path=full.path)
+    episode = Episode(task, domain)
+    for call in task.task.reference_solution.calls:
         result = episode.call(call.tool, call.args)
         if "error" in result:
             raise RuntimeError(f"{task_id}: reference call {call.tool} failed: {result['error']}")
-    episode.transcript.reply = task.reference_solution.reply
-    criteria = [c for c in resolved_rubric(task) if not isinstance(c, LlmJudge)]
-    result = grade(task, criteria, episode.transcript, episode.world, episode.start)
+    episode.transcript.reply = task.task.reference_solution.reply
+    result = grade(task, episode.transcript, episode.world, episode.start)
     if not result.passed:
         raise RuntimeError(f"{task_id}: the reference solution does not pass: {result.criteria}")
-    return episode, criteria
+    return episode, task
 
 
 def run(task_id: str = TASK, repeat: int = 200) -> list[tuple[str, str, str, str]]:
-    episode, criteria = _replayed(task_id)
-    task, transcript, world, start = episode.task, episode.transcript, episode.world, episode.start
+    episode, task = _replayed(task_id)
+    criteria = task.criteria
+    transcript, world, start = episode.transcript, episode.world, episode.start
     try:
-        times = samples(lambda: grade(task, criteria, transcript, world, start), repeat)
+        times = samples(lambda: grade(task, transcript, world, start), repeat)
         floor = median(samples(lambda: world_diff(world.conn, start), repeat))
         by_kind: dict[str, list[Criterion]] = defaultdict(list)
         for c in criteria:

@@ -25,7 +25,8 @@ from rich.table import Table
 
 from corecraft.bench.timing import console as bench_console
 from corecraft.bench.timing import median, ms, p99, report
-from corecraft.tools import REGISTRY, ToolContext, call_tool
+from corecraft.domain import default_domain
+from corecraft.tools import ToolContext
 from corecraft.world.store import World, copy_connection
 
 TARGET_MEDIAN = 0.3e-3
@@ -146,13 +147,13 @@ def candidates(world: World, actor: str) -> dict[str, list[Call]]:
 def _run(ctx: ToolContext, name: str, call: Call, read_only: bool) -> tuple[float, float, dict[str, Any]]:
     """One call: wall-clock and thread-CPU seconds, and the result; writes and their setup are rolled back
     (untimed)."""
-    conn = ctx.conn
+    conn, toolkit = ctx.conn, default_domain().toolkit
     if not read_only:
         conn.execute("SAVEPOINT bench")
         for step, args in call.setup:
-            call_tool(ctx, step, args)
+            toolkit.call(ctx, step, args)
     start, cpu_start = time.perf_counter(), time.thread_time()
-    result = call_tool(ctx, name, call.args)
+    result = toolkit.call(ctx, name, call.args)
     took, cpu = time.perf_counter() - start, time.thread_time() - cpu_start
     if not read_only:
         conn.execute("ROLLBACK TO bench")
@@ -164,7 +165,7 @@ def working_calls(ctx: ToolContext) -> dict[str, list[Call]]:
     """The candidate calls that succeed on this world, per tool (an empty list is a broken benchmark)."""
     out = {}
     for name, calls in candidates(ctx.world, ctx.actor_id).items():
-        read_only = REGISTRY[name].read_only
+        read_only = default_domain().toolkit[name].read_only
         out[name] = [c for c in calls if "error" not in _run(ctx, name, c, read_only)[2]][:VARIANTS]
         if not out[name]:
             raise RuntimeError(f"no realistic call of {name} succeeds on world {ctx.world.recipe}")
@@ -192,8 +193,9 @@ Timings = dict[str, tuple[list[float], list[float]]]
 def measure(recipe: str = "default", repeat: int = 1000) -> tuple[Timings, list[float]]:
     """Per-tool call latencies (``repeat`` calls each, after the screening pass has warmed up every call)
     and the floor's samples."""
-    world = World.open(recipe)
-    ctx = ToolContext(world=world, actor_id=world.first_employee())
+    domain = default_domain()
+    world = domain.store.open(recipe)
+    ctx = domain.toolkit.context(world, world.first_employee())
     calls = working_calls(ctx)
     before = world.hash()
     timings: Timings = {name: ([], []) for name in calls}
@@ -201,7 +203,7 @@ def measure(recipe: str = "default", repeat: int = 1000) -> tuple[Timings, list[
     with _no_gc():
         for _ in range(repeat):  # round-robin, so a burst of machine noise hits every tool alike
             for name, options in rounds.items():
-                took, cpu, _ = _run(ctx, name, next(options), REGISTRY[name].read_only)
+                took, cpu, _ = _run(ctx, name, next(options), domain.toolkit[name].read_only)
                 timings[name][0].append(took)
                 timings[name][1].append(cpu)
     if world.hash() != before:
@@ -228,7 +230,7 @@ def main(recipe: str = "default", repeat: int = 1000, console: Console | None = 
     for name, (wall, cpu) in timings.items():
         med, tail = median(wall), p99(wall)
         ok = med <= TARGET_MEDIAN and tail <= TARGET_P99
-        table.add_row(name, "read" if REGISTRY[name].read_only else "write", ms(med), _ratio(med, floor_med),
+        table.add_row(name, "read" if default_domain().toolkit[name].read_only else "write", ms(med), _ratio(med, floor_med),
                       ms(tail), _ratio(tail, floor_p99), ms(p99(cpu)), "yes" if ok else "[red]no[/red]")
     console.print(table)
     wall = [t for samples, _ in timings.values() for t in samples]

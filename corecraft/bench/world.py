@@ -11,10 +11,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from corecraft.bench.timing import median, ms, report, rss_bytes, samples
-from corecraft.world.recipe import load_recipe
-from corecraft.world.store import World, template_bytes, template_path
+from corecraft.domain import Domain, default_domain
 
 
 def _raw_copy(data: bytes) -> sqlite3.Connection:
@@ -30,9 +30,10 @@ def _first_query(conn: sqlite3.Connection) -> None:
 
 def memory_per_copy(recipe: str, alive: int, raw: bool) -> float:
     """Bytes of resident memory per live episode copy (every page touched, as a reading episode does)."""
-    data = template_bytes(recipe)
+    store = default_domain().store
+    data = store.template(recipe).data
     before = rss_bytes()
-    conns = [_raw_copy(data) for _ in range(alive)] if raw else [World.open(recipe).conn for _ in range(alive)]
+    conns = [_raw_copy(data) for _ in range(alive)] if raw else [store.open(recipe).conn for _ in range(alive)]
     for conn in conns:
         conn.execute("SELECT count(*) FROM slackmessage").fetchone()
     return (rss_bytes() - before) / alive
@@ -46,29 +47,22 @@ def _memory_in_child(recipe: str, alive: int, raw: bool) -> float:
 
 
 def run(recipe: str = "default", repeat: int = 200) -> list[tuple[str, str, str, str]]:
-    import os
-
     with tempfile.TemporaryDirectory() as cache:
-        old = os.environ.get("CORECRAFT_CACHE_DIR")
-        os.environ["CORECRAFT_CACHE_DIR"] = cache
-        try:
-            builds = []
-            for _ in range(3):
-                start = time.perf_counter()
-                data = template_bytes(recipe, rebuild=True)
-                builds.append(time.perf_counter() - start)
-            path = template_path(load_recipe(recipe), load_recipe(recipe).seed)
-            loads = samples(lambda: path.read_bytes(), 20)
-        finally:
-            if old is None:
-                os.environ.pop("CORECRAFT_CACHE_DIR")
-            else:
-                os.environ["CORECRAFT_CACHE_DIR"] = old
-    template_bytes(recipe)  # in this process's memory cache from now on, as in a training run
+        cold = Domain(cache=Path(cache)).store
+        builds = []
+        for _ in range(3):
+            start = time.perf_counter()
+            data = cold.template(recipe, rebuild=True).data
+            builds.append(time.perf_counter() - start)
+        spec = cold.recipe(recipe)
+        path = cold.template_path(spec, spec.seed)
+        loads = samples(lambda: path.read_bytes(), 20)
+    store = default_domain().store
+    store.template(recipe)  # in this process's memory cache from now on, as in a training run
     floor = median(samples(lambda: _raw_copy(data).close(), repeat))
-    copy = median(samples(lambda: World.open(recipe).close(), repeat))
+    copy = median(samples(lambda: store.open(recipe).close(), repeat))
     first_floor = median(samples(lambda: _first_query(_raw_copy(data)), repeat))
-    first = median(samples(lambda: _first_query(World.open(recipe).conn), repeat))
+    first = median(samples(lambda: _first_query(store.open(recipe).conn), repeat))
     rows = [
         ("cold build (median of 3)", f"{median(builds):.2f} s", "target 5 s", f"{median(builds) / 5:.2f}x target"),
         ("template load from disk", ms(median(loads)), "", ""),

@@ -14,10 +14,10 @@ from rich.table import Table
 
 from corecraft.agents.baselines import RandomAgent, ReferenceAgent
 from corecraft.agents.openai_agent import OpenAIAgent
+from corecraft.domain import default_domain
 from corecraft.evaluate import AgentFactory, evaluate
 from corecraft.grading.judge import JudgeConfig
 from corecraft.report import write_report
-from corecraft.tasks.loader import load_split
 
 console = Console()
 
@@ -38,7 +38,7 @@ def eval_command(
     out: Annotated[Path | None, typer.Option(help="Folder for results.jsonl and summary.json.")] = None,
 ) -> None:
     """Run agents over a split and print pass@1, pass^k and mean reward, overall and by group."""
-    pool = load_split(split)
+    pool = default_domain().tasks.split(split)
     if tasks:
         pool = [t for t in pool if t.id in set(tasks)]
     if not pool:

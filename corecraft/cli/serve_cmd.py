@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from corecraft.tasks.loader import find_task
+from corecraft.domain import default_domain
 
 app = typer.Typer(help="Serve CoreCraft to other programs.", no_args_is_help=True)
 
@@ -21,7 +21,7 @@ def mcp(task: Annotated[str, typer.Option(help="Task id whose world and allowed 
     from corecraft.mcp_server import serve_stdio
 
     try:
-        chosen = find_task(task, root)
+        chosen = default_domain().library(root).get(task)
     except KeyError as exc:
         typer.echo(f"error: {exc.args[0]}", err=True)
         raise typer.Exit(2) from None

@@ -8,7 +8,6 @@ show metadata and problems, never feed tasks to a learner.
 from __future__ import annotations
 
 import json
-import statistics
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
@@ -22,9 +21,12 @@ from rich.progress import track
 from rich.syntax import Syntax
 from rich.table import Table
 
+from corecraft.domain import default_domain
 from corecraft.paths import content
-from corecraft.tasks.loader import CANARY, SPLITS, Problem, TaskError, check_task, load_task, resolved_rubric, task_files
-from corecraft.tasks.model import ArgFormat, DbDiff, Include, LlmJudge, Task
+from corecraft.tasks.compile import CompiledTask
+from corecraft.tasks.library import TaskLibrary, library_stats
+from corecraft.tasks.loader import CANARY, SPLITS, Problem, TaskError
+from corecraft.tasks.model import Task
 from corecraft.tasks.split import parse_ratios, split_by_family
 
 app = typer.Typer(help="List, show, check and author the YAML tasks.", no_args_is_help=True)
@@ -56,10 +58,14 @@ def _shown(path: Path) -> Path:
         return path
 
 
+def _library(root: Path | None) -> TaskLibrary:
+    return default_domain().library(root)
+
+
 def _files(paths: list[Path] | None, root: Path | None, splits: tuple[str, ...] = SPLITS) -> list[Path]:
     """Task files named on the command line (folders searched for *.yaml), or every file of the splits."""
     if not paths:
-        return [_shown(p) for s in splits for p in task_files(s, root)]
+        return [_shown(p) for s in splits for p in _library(root).files(s)]
     out: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -71,29 +77,22 @@ def _files(paths: list[Path] | None, root: Path | None, splits: tuple[str, ...] 
     return out
 
 
-def _load(files: list[Path]) -> tuple[dict[Path, Task], list[Problem]]:
-    """The files that load (with every include resolving), and the problems of those that do not."""
-    tasks: dict[Path, Task] = {}
+def _compiled(files: list[Path], root: Path | None) -> list[CompiledTask]:
+    """The files compiled; any problem ends the command with every problem listed (as ``tasks check`` would)."""
+    tasks: list[CompiledTask] = []
     problems: list[Problem] = []
     for path in files:
         try:
-            task = load_task(path)
-            resolved_rubric(task)
+            tasks.append(_library(root).load(path))
         except TaskError as exc:
             problems += exc.problems
-        except KeyError as exc:
-            problems.append(Problem(str(path), 1, str(exc.args[0])))
-        else:
-            tasks[path] = task
-    return tasks, problems
+    if problems:
+        raise _fail("some task files do not load (run `corecraft tasks check`):\n" + "\n".join(map(str, problems)), 1)
+    return tasks
 
 
-def _tasks(root: Path | None, split: str | None) -> list[Task]:
-    """Every loadable task of the splits; files that do not load are reported on stderr and skipped."""
-    tasks, problems = _load(_files(None, root, _splits(split)))
-    for problem in problems:
-        err.print(f"[yellow]skipped:[/yellow] {escape(str(problem))}", highlight=False, soft_wrap=True)
-    return list(tasks.values())
+def _tasks(root: Path | None, split: str | None) -> list[CompiledTask]:
+    return _compiled(_files(None, root, _splits(split)), root)
 
 
 @app.command("list")
@@ -102,8 +101,8 @@ def list_tasks(root: RootOpt = None, split: SplitOpt = None,
                difficulty: Annotated[str | None, typer.Option("--difficulty", "-d", help="Only this difficulty.")] = None,
                ) -> None:
     """The tasks as a table: id, split, family, category, difficulty, criteria and reference calls."""
-    tasks = [t for t in _tasks(root, split)
-             if (category is None or t.category == category) and (difficulty is None or t.difficulty == difficulty)]
+    tasks = [t.task for t in _tasks(root, split)
+             if (category is None or t.task.category == category) and (difficulty is None or t.task.difficulty == difficulty)]
     table = Table(title="CoreCraft tasks")
     for name in ("id", "split", "family", "category", "difficulty", "criteria", "ref. calls"):
         table.add_column(name, overflow="fold", justify="right" if name in ("criteria", "ref. calls") else "left")
@@ -140,13 +139,12 @@ def show(task_id: Annotated[str, typer.Argument(metavar="ID", help="Task id (the
          root: RootOpt = None,
          raw: Annotated[bool, typer.Option("--yaml", help="Print the task file itself.")] = False) -> None:
     """One task: what is asked, the rubric (includes resolved) and the minefields."""
-    path = next((p for s in SPLITS for p in task_files(s, root) if p.stem == task_id), None)
-    if path is None:
-        raise _fail(f"no task file {task_id}.yaml in {', '.join(SPLITS)}", 1)
-    loaded, problems = _load([path])
-    if problems:
-        raise _fail(f"{task_id} does not load:\n" + "\n".join(map(str, problems)), 1)
-    task = loaded[path]
+    try:
+        path = _library(root).path(task_id)
+    except KeyError:
+        raise _fail(f"no task file {task_id}.yaml in {', '.join(SPLITS)}", 1) from None
+    compiled = _compiled([path], root)[0]
+    task = compiled.task
     if raw:
         console.print(Syntax(path.read_text(encoding="utf-8"), "yaml"))
         return
@@ -162,38 +160,12 @@ def show(task_id: Annotated[str, typer.Argument(metavar="ID", help="Task id (the
     rubric = Table(title="rubric")
     for name in ("id", "kind", "weight", "checks"):
         rubric.add_column(name, overflow="fold")
-    for c in resolved_rubric(task):
+    for c in compiled.criteria:
         rubric.add_row(c.id, c.kind, f"{c.weight:g}", _criterion_summary(c))
     console.print(rubric)
     for mine in task.minefields:
         what = f"tool {mine.tool}" if mine.tool else f"world {mine.world.table if mine.world else ''}"
         console.print(f"minefield [bold]{mine.id}[/bold] ({what}): {mine.description}", highlight=False)
-
-
-def _library_problems(files: list[Path]) -> list[Problem]:
-    """Problems across files: a task id used twice, a family in two splits (a template leak)."""
-    problems: list[Problem] = []
-    by_id: dict[str, Path] = {}
-    family_splits: dict[str, dict[str, Path]] = {}
-    for path, task in _load(files)[0].items():
-        if task.id in by_id:
-            problems.append(Problem(str(path), _key_line(path, "id"), f"task id {task.id!r} is also used by {by_id[task.id]}"))
-        by_id.setdefault(task.id, path)
-        if task.split is not None:
-            family_splits.setdefault(task.family, {}).setdefault(task.split, path)
-    for family, splits in family_splits.items():
-        if len(splits) > 1:
-            path = list(splits.values())[-1]
-            problems.append(Problem(str(path), _key_line(path, "family"),
-                                    f"family {family!r} spans splits {', '.join(splits)}: a family belongs to one split"))
-    return problems
-
-
-def _key_line(path: Path, key: str) -> int:
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.startswith(f"{key}:"):
-            return n
-    return 1
 
 
 @app.command()
@@ -208,10 +180,8 @@ def check(paths: Annotated[list[Path] | None, typer.Argument(help="Task files or
     files = _files(paths, root)
     if not files:
         raise _fail("no task files to check", 1)
-    problems: list[Problem] = []
-    for path in track(files, description="checking tasks", transient=True, console=err):
-        problems += check_task(path, replay=replay)
-    problems += _library_problems(files)
+    problems = _library(root).problems(
+        files, replay=replay, each=lambda paths: track(paths, description="checking tasks", transient=True, console=err))
     for problem in problems:
         console.print(str(problem), highlight=False, markup=False, soft_wrap=True)
     if problems:
@@ -300,7 +270,7 @@ def new(task_id: Annotated[str, typer.Argument(metavar="ID", help="The new task'
     if errors:
         raise _fail("; ".join(errors))
     base = root or content("tasks")
-    existing = [p for s in SPLITS for p in task_files(s, root) if p.stem == task_id]
+    existing = [p for s in SPLITS for p in _library(root).files(s) if p.stem == task_id]
     if existing:
         raise _fail(f"{existing[0]} already exists; not overwriting", 1)
     path = base / split / f"{task_id}.yaml"
@@ -329,10 +299,7 @@ def split_cmd(paths: Annotated[list[Path] | None, typer.Argument(help="Task file
         shares = parse_ratios(ratios)
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    loaded, problems = _load(_files(paths, root))
-    if problems:
-        raise _fail("some task files do not load:\n" + "\n".join(map(str, problems)), 1)
-    tasks = list(loaded.values())
+    tasks = [t.task for t in _compiled(_files(paths, root), root)]
     if not tasks:
         raise _fail("no tasks to split", 1)
     result = split_by_family(tasks, shares, seed)
@@ -353,32 +320,6 @@ def split_cmd(paths: Annotated[list[Path] | None, typer.Argument(help="Task file
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result.to_json(), indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {out}", highlight=False)
-
-
-def library_stats(tasks: list[Task]) -> dict[str, Any]:
-    """Counts and rubric shape of a set of tasks (what ``tasks stats`` prints)."""
-    rubrics = [resolved_rubric(t) for t in tasks]
-    weights = [c.weight for r in rubrics for c in r]
-    judged = [c.weight for r in rubrics for c in r if isinstance(c, LlmJudge)]
-
-    def counts(key: str) -> dict[str, int]:
-        return dict(sorted(Counter(getattr(t, key) or "" for t in tasks).items()))
-
-    def having(kind: type) -> int:
-        return sum(any(isinstance(c, kind) for c in r) for r in rubrics)
-
-    sizes = [len(r) for r in rubrics]
-    return {
-        "tasks": len(tasks),
-        "by_split": counts("split"), "by_category": counts("category"), "by_difficulty": counts("difficulty"),
-        "by_family": counts("family"),
-        "criteria_per_task": {"mean": round(statistics.fmean(sizes), 2) if sizes else 0.0, "min": min(sizes, default=0)},
-        "reference_calls_mean": round(statistics.fmean(len(t.reference_solution.calls) for t in tasks), 2) if tasks else 0.0,
-        "llm_judge_weight_share": round(sum(judged) / sum(weights), 4) if weights else 0.0,
-        "tasks_with": {"llm_judge": having(LlmJudge), "arg_format": having(ArgFormat), "db_diff": having(DbDiff),
-                       "minefields": sum(bool(t.minefields) for t in tasks),
-                       "include": sum(any(isinstance(i, Include) for i in t.rubric) for t in tasks)},
-    }
 
 
 @app.command()

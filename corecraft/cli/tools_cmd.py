@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from corecraft.cli.world_cmd import SeedOpt, WorldOpt, open_world
+from corecraft.domain import default_domain
 from corecraft.paths import content
-from corecraft.tools import REGISTRY, ToolContext, call_tool
-from corecraft.tools.schemas import catalog_json, first_sentence
+from corecraft.tools.schemas import first_sentence
 
 app = typer.Typer(help="List, export and call the tools.", no_args_is_help=True)
 console = Console()
@@ -25,11 +25,13 @@ def list_tools() -> None:
     table = Table(title="CoreCraft tools")
     for name in ("tool", "kind", "what it does"):
         table.add_column(name, overflow="fold")
-    for entry in REGISTRY.values():
-        table.add_row(entry.name, "read" if entry.read_only else "[yellow]write[/yellow]", first_sentence(entry))
+    toolkit = default_domain().toolkit
+    for entry in toolkit:
+        table.add_row(entry.name, "read" if entry.read_only else "[yellow]write[/yellow]",
+                      first_sentence(toolkit.descriptions[entry.name]))
     console.print(table)
-    reads = sum(entry.read_only for entry in REGISTRY.values())
-    console.print(f"{len(REGISTRY)} tools ({reads} read, {len(REGISTRY) - reads} write)")
+    reads = sum(entry.read_only for entry in toolkit)
+    console.print(f"{len(toolkit)} tools ({reads} read, {len(toolkit) - reads} write)")
 
 
 @app.command()
@@ -38,8 +40,9 @@ def export(out: Annotated[Path | None, typer.Option("--out", "-o", help="Where t
     """Write the tools as OpenAI function schemas (the checked-in tools/catalog.json)."""
     path = out or content("tools", "catalog.json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(catalog_json(), encoding="utf-8")
-    console.print(f"wrote {len(REGISTRY)} tools to {path}")
+    toolkit = default_domain().toolkit
+    path.write_text(toolkit.catalog_json(), encoding="utf-8")
+    console.print(f"wrote {len(toolkit)} tools to {path}")
 
 
 @app.command()
@@ -51,7 +54,8 @@ def call(name: Annotated[str, typer.Argument(help="Tool name, e.g. get_order_det
     """Call one tool on a fresh copy of the world and print its JSON result (exit 1 on an error result)."""
     w = open_world(world, seed)
     try:
-        result = call_tool(ToolContext(world=w, actor_id=actor or w.first_employee()), name, args)
+        toolkit = default_domain().toolkit
+        result = toolkit.call(toolkit.context(w, actor or w.first_employee()), name, args)
     finally:
         w.close()
     typer.echo(json.dumps(result, indent=2, ensure_ascii=False))

@@ -10,9 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from corecraft.domain import default_domain
 from corecraft.world import db, models
-from corecraft.world.recipe import RecipeError, load_recipe
-from corecraft.world.store import World, template_bytes, template_path
+from corecraft.world.recipe import RecipeError
+from corecraft.world.store import World
 
 app = typer.Typer(help="Build and look at the seeded CoreCraft world.", no_args_is_help=True)
 console = Console()
@@ -24,7 +25,7 @@ SeedOpt = Annotated[int | None, typer.Option("--seed", "-s", help="Seed; default
 def open_world(world: str, seed: int | None) -> World:
     """Open a world for a command, turning recipe problems into a clean exit."""
     try:
-        return World.open(world, seed)
+        return default_domain().store.open(world, seed)
     except RecipeError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
@@ -34,15 +35,16 @@ def open_world(world: str, seed: int | None) -> World:
 def build(world: WorldOpt = "default", seed: SeedOpt = None,
           force: Annotated[bool, typer.Option(help="Rebuild even if cached.")] = False) -> None:
     """Build (or rebuild) the world template and cache it."""
+    store = default_domain().store
     try:
-        recipe = load_recipe(world)
+        recipe = store.recipe(world)
     except RecipeError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     started = time.perf_counter()
-    data = template_bytes(world, seed, rebuild=force)
+    data = store.template(world, seed, rebuild=force).data
     took = time.perf_counter() - started
-    path = template_path(recipe, recipe.seed if seed is None else seed)
+    path = store.template_path(recipe, recipe.seed if seed is None else seed)
     console.print(f"world [bold]{recipe.name}[/bold]: {len(data) / 1e6:.2f} MB in {took:.2f}s -> {path}")
 
 

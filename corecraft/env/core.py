@@ -8,13 +8,14 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
+from corecraft.domain import Domain, default_domain
 from corecraft.env.actions import ActionError, read_action
 from corecraft.env.spaces import AgentAction, ChatMessages
 from corecraft.episode import Episode
 from corecraft.grading.judge import Judge, JudgeConfig
-from corecraft.tasks.loader import find_task, load_split
+from corecraft.tasks.compile import CompiledTask
+from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.model import Task
-from corecraft.tools.schemas import tool_schemas
 
 SYSTEM_PROMPT = """You are {name} ({title}, {department} department, employee id {actor}) at CoreCraft \
 Computers, a retailer of PC components and custom builds. It is now {now} ({tz}).
@@ -33,40 +34,65 @@ How you work:
 class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     """A customer-support episode at CoreCraft Computers for a tool-using LLM agent.
 
-    **Task selection.** ``reset(options={"task_id": ...})`` picks a task; otherwise the
-    constructor's ``task_id``; otherwise a draw from ``split`` with the env's seeded generator.
-    Each episode runs in a fresh copy of the task's world (template + the task's setup).
+    ## Description
+    The agent is an employee of CoreCraft Computers (a PC-components retailer) working one task: a
+    customer's ticket or an internal request. It acts only through 23 typed tools (16 read, 7
+    policy-enforcing write) over a seeded SQLite world of ~3,850 entities, then answers the requester.
+    The episode is graded by the task's rubric (deterministic checks, optional LLM judge) and minefields.
 
-    **Observation space** (:class:`~corecraft.env.spaces.ChatMessages`): a list of chat
-    messages. ``reset`` returns the opening messages (system: role, acting employee, now, core
-    rules; user: the request). ``step`` returns the messages the env adds: one ``tool`` message
-    per tool call (``tool_call_id`` matching), or a ``user`` message explaining an unreadable
-    action. The whole conversation is ``env.unwrapped.messages``.
+    ## Action Space
+    :class:`~corecraft.env.spaces.AgentAction`: an OpenAI assistant message (dict or client object)
+    with zero or more tool calls (parallel calls run in order); a single tool call in Chat
+    Completions or Responses shape, or a list of them; a JSON string of any of these; or plain text.
+    Text, or an assistant message without tool calls, is the final reply.
 
-    **Action space** (:class:`~corecraft.env.spaces.AgentAction`): an OpenAI assistant message
-    (dict or client object) with zero or more tool calls (parallel calls run in order); a single
-    tool call in Chat Completions or Responses shape, or a list of them; a JSON string of any of
-    these; or plain text. Text, or an assistant message without tool calls, is the final reply.
+    ## Observation Space
+    :class:`~corecraft.env.spaces.ChatMessages`: a list of chat messages. ``step`` returns the
+    messages the env adds: one ``tool`` message per tool call (``tool_call_id`` matching), or a
+    ``user`` message explaining an unreadable action. The whole conversation is ``env.unwrapped.messages``.
 
-    **Episode end.** A final reply ends the episode (``terminated``). After ``max_steps`` steps
-    without one, the episode is ``truncated`` (graded with an empty reply). Both are graded
-    inside the env; no ``TimeLimit`` wrapper is needed. A malformed action costs a step but does
-    not end the episode.
+    ## Starting State
+    ``reset`` picks a task (``options={"task_id": ...}``, else the constructor's ``task``/``task_id``,
+    else a draw from ``split`` with the env's seeded generator), gives the episode a fresh copy of the
+    task's world (template + the task's setup) and returns the opening messages: system (the acting
+    employee, the world's now, the core operating rules) and user (the request). Detailed policy lives
+    in the knowledge base and must be looked up.
 
-    **Reward.** 0 on every step but the last, which carries the rubric reward in [0, 1]:
-    the weighted fraction of graded criteria met, 0 if a minefield tripped. The last ``info``
-    holds ``passed``, ``criteria`` (id, kind, weight, status, reason), ``minefields``,
-    ``ungraded`` and ``judge_errors``. ``info`` holds only deterministic values (no timings).
+    ## Rewards
+    0 on every step but the last, which carries the rubric reward in [0, 1]: the weighted fraction of
+    graded criteria met, 0 if a minefield tripped.
 
-    **Judge.** ``judge`` is plain data (a :class:`JudgeConfig` or its dict), so the env can be
-    copied and pickled; with none, ``llm_judge`` criteria are reported ``ungraded``.
+    ## Episode End
+    A final reply ends the episode (``terminated``). After ``max_steps`` steps without one, the
+    episode is ``truncated`` and graded with an empty reply. Both are graded inside the env; no
+    ``TimeLimit`` wrapper is needed. A malformed action costs a step but does not end the episode.
+
+    ## Information
+    ``reset``: ``task_id``, ``split``, ``category``, ``difficulty`` and ``tools`` (OpenAI function
+    schemas). The last ``step``: ``passed``, ``reward``, ``criteria`` (id, kind, weight, status,
+    reason), ``minefields``, ``ungraded``, ``judge_errors`` and ``steps``. ``info`` holds only
+    deterministic values (no timings, no random ids).
+
+    ## Arguments
+    - ``split``: ``train`` (default), ``dev`` or ``test`` (held out: its tasks run only in a test env).
+    - ``task_id``: pin one task (kept across autoreset). ``task``: a task object or its dict, for
+      tasks that exist only in memory (plain data, so the env stays copyable).
+    - ``world``: run the task in another world recipe. ``max_steps``: step budget (default 50).
+    - ``judge``: a :class:`JudgeConfig` or its dict; with none, ``llm_judge`` criteria are ``ungraded``.
+    - ``render_mode``: ``"ansi"`` prints the transcript. ``tasks_root``: another task folder.
+
+    ## Version History
+    - v0: the 23 tools of ``tools/catalog.json``; the default world pinned by its content hash
+      (tests/test_world.py ``DEFAULT_WORLD_HASH``); the task set identified by the digest that
+      ``corecraft eval`` records in ``summary.json`` (task contents + world hashes + version).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, split: str = "train", task_id: str | None = None, world: str | None = None,
                  max_steps: int = 50, judge: JudgeConfig | dict[str, Any] | None = None,
-                 render_mode: str | None = None, tasks_root: str | None = None) -> None:
+                 render_mode: str | None = None, tasks_root: str | None = None,
+                 task: Task | dict[str, Any] | None = None) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
         if max_steps < 1:
@@ -74,10 +100,11 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         self.split, self.task_id, self.world_override = split, task_id, world
         self.max_steps, self.render_mode = max_steps, render_mode
         self.root = Path(tasks_root) if tasks_root else None
+        self.task = Task.model_validate(task) if isinstance(task, dict) else task
         config = JudgeConfig.model_validate(judge) if isinstance(judge, dict) else judge
         self.judge = Judge(config) if config is not None else None
-        self._tasks: list[Task] | None = None
-        self._found: dict[str, Task] = {}
+        self._tasks: list[CompiledTask] | None = None
+        self._found: dict[str, CompiledTask] = {}
         self.observation_space = ChatMessages()
         self.action_space = AgentAction()
         self.episode: Episode | None = None
@@ -86,46 +113,63 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         self.done = False
         self.last_result: dict[str, Any] | None = None
 
-    def _task_pool(self) -> list[Task]:
+    @property
+    def domain(self) -> Domain:
+        return default_domain()
+
+    @property
+    def library(self) -> TaskLibrary:
+        return self.domain.library(self.root)
+
+    def _task_pool(self) -> list[CompiledTask]:
         if self._tasks is None:
-            self._tasks = load_split(self.split, self.root)
+            self._tasks = self.library.split(self.split)
             if not self._tasks:
                 raise ValueError(f"split {self.split!r} has no tasks")
         return self._tasks
 
-    def _pick(self, options: dict[str, Any] | None) -> Task:
-        wanted = (options or {}).get("task_id") or self.task_id
+    def _pick(self, options: dict[str, Any] | None) -> CompiledTask:
+        wanted = (options or {}).get("task_id") or (None if self.task else self.task_id)
         if wanted:
             if wanted not in self._found:
-                found = find_task(wanted, self.root)
+                found = self.library.get(wanted)
                 if found.split == "test" and self.split != "test":
                     raise ValueError(f"task {wanted!r} is in the held-out test split; make the env with "
                                      "split='test' to evaluate on it")
                 self._found[wanted] = found
-            task = self._found[wanted]
+            compiled = self._found[wanted]
+        elif self.task is not None:
+            if self.task.split == "test" and self.split != "test":
+                raise ValueError(f"task {self.task.id!r} is in the held-out test split; make the env with "
+                                 "split='test' to evaluate on it")
+            compiled = self.domain.compile(self.task)
         else:
             pool_list = self._task_pool()
-            task = pool_list[int(self.np_random.integers(len(pool_list)))]
+            compiled = pool_list[int(self.np_random.integers(len(pool_list)))]
         if self.world_override:
-            task = task.model_copy(update={"world": task.world.model_copy(update={"recipe": self.world_override})})
-        return task
+            task = compiled.task
+            moved = task.model_copy(update={"world": task.world.model_copy(update={"recipe": self.world_override})})
+            compiled = CompiledTask(task=moved, criteria=compiled.criteria, path=compiled.path)
+        return compiled
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         super().reset(seed=seed)
         if self.episode is not None:
             self.episode.close()
-        task = self._pick(options)
-        self.episode = Episode(task)
-        actor = self.episode.world.conn.execute(
-            "SELECT name, title, department FROM employee WHERE id = ?", (self.episode.actor,)).fetchone()
+        compiled = self._pick(options)
+        task = compiled.task
+        self.episode = Episode(compiled, self.domain)
+        actor = self.episode.world.employee(self.episode.actor)
+        if actor is None:
+            raise ValueError(f"task {task.id!r}: actor {self.episode.actor!r} is not an employee of its world")
         system = SYSTEM_PROMPT.format(name=actor[0], title=actor[1], department=actor[2], actor=self.episode.actor,
                                       now=self.episode.world.now.strftime("%A %Y-%m-%d %H:%M"),
                                       tz=self.episode.world.tz.key)
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task.prompt.strip()}]
         self.steps, self.done, self.last_result = 0, False, None
         info = {"task_id": task.id, "split": task.split, "category": task.category, "difficulty": task.difficulty,
-                "tools": tool_schemas(self.episode.tool_names)}
+                "tools": self.episode.toolkit.schemas(self.episode.tool_names)}
         return [dict(m) for m in self.messages], info
 
     def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:

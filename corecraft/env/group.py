@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from corecraft.domain import default_domain
 from corecraft.env.core import CoreCraftEnv
-from corecraft.tasks.loader import find_task
 
 Policy = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
 """policy(messages so far, tool schemas) -> action (anything ``CoreCraftEnv.step`` accepts)."""
@@ -22,7 +22,7 @@ def make_group(task_id: str, n: int, **kwargs: Any) -> list[CoreCraftEnv]:
     if n < 1:
         raise ValueError("a group needs at least one rollout")
     root = Path(kwargs["tasks_root"]) if kwargs.get("tasks_root") else None
-    if find_task(task_id, root).split == "test":
+    if default_domain().library(root).get(task_id).split == "test":
         raise ValueError(f"task {task_id!r} is in the held-out test split; training helpers refuse it")
     return [CoreCraftEnv(task_id=task_id, **kwargs) for _ in range(n)]
 

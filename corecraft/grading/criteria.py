@@ -27,7 +27,7 @@ from corecraft.tasks.model import (
     WorldValue,
 )
 from corecraft.world import db, models
-from corecraft.world.store import World
+from corecraft.world.store import Snapshot, World
 
 Outcome = tuple[bool, str]
 
@@ -38,7 +38,7 @@ class Evidence:
 
     transcript: Transcript
     world: World
-    start: bytes
+    start: Snapshot
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
 
     @cached_property

@@ -6,7 +6,7 @@ consequences make the diff cheap (a few milliseconds on the default world):
 - A table whose content changed has at least one of its start pages changed (the leaf holding a
   row, the parent of a split or freed leaf, the root of an emptied table, an overflow page).
   Comparing the two databases page by page, with SQLite's ``dbstat`` map of which table owns
-  which start page (built once per snapshot), names the only tables worth querying. Without
+  which start page (computed once per :class:`~corecraft.world.store.Snapshot`), names the only tables worth querying. Without
   ``dbstat`` every table is queried.
 - An unchanged row keeps its rowid. With the start snapshot attached to the end connection, a
   join on rowid finds the rows whose columns differ and two anti-joins the added and deleted
@@ -21,6 +21,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from corecraft.world import db, models
+from corecraft.world.store import Snapshot
 
 
 @dataclass
@@ -34,11 +35,11 @@ class TableDiff:
         return bool(self.added or self.deleted or self.updated)
 
 
-def world_diff(end: sqlite3.Connection, start: bytes) -> dict[str, TableDiff]:
+def world_diff(end: sqlite3.Connection, start: Snapshot) -> dict[str, TableDiff]:
     """Model name -> its changes, for every table that changed."""
     end.execute("ATTACH DATABASE ':memory:' AS start")
     try:
-        end.deserialize(start, name="start")
+        end.deserialize(start.data, name="start")
         touched = _touched_tables(end, start)
         out: dict[str, TableDiff] = {}
         for model in models.ALL_TABLES:
@@ -52,40 +53,21 @@ def world_diff(end: sqlite3.Connection, start: bytes) -> dict[str, TableDiff]:
         end.execute("DETACH DATABASE start")
 
 
-_OWNERS: dict[int, tuple[bytes, dict[int, str] | None]] = {}  # id(start) -> (start, page number -> table name)
-
-
-def _page_owners(end: sqlite3.Connection, start: bytes) -> dict[int, str] | None:
-    """Which table owns each page of the attached start snapshot (index pages count for their table)."""
-    cached = _OWNERS.get(id(start))
-    if cached is not None and cached[0] is start:
-        return cached[1]
-    try:
-        tables = dict(end.execute("SELECT name, tbl_name FROM start.sqlite_master"))
-        owners: dict[int, str] | None = {page: tables.get(name, name) for name, page in
-                                         end.execute("SELECT name, pageno FROM dbstat('start')")}
-    except sqlite3.OperationalError:  # SQLite built without dbstat
-        owners = None
-    if len(_OWNERS) >= 64:
-        _OWNERS.pop(next(iter(_OWNERS)))
-    _OWNERS[id(start)] = (start, owners)
-    return owners
-
-
-def _touched_tables(end: sqlite3.Connection, start: bytes) -> set[str] | None:
+def _touched_tables(end: sqlite3.Connection, start: Snapshot) -> set[str] | None:
     """Names of the tables owning a start page that differs in the end world (None: cannot tell).
 
     Sound when every table keeps its root page: a table none of whose pages changed reads the same
     b-tree from the same root. (It always does here; the check guards against unrelated worlds.)
     """
-    owners = _page_owners(end, start)
+    owners = start.page_owners
     layout = [end.execute(f"SELECT name, rootpage FROM {schema}.sqlite_master ORDER BY name").fetchall()
               + end.execute(f"PRAGMA {schema}.page_size").fetchall() for schema in ("main", "start")]
     if owners is None or layout[0] != layout[1]:
         return None
     size = layout[0][-1][0]
     now = end.serialize()
-    return {table for page, table in owners.items() if now[(page - 1) * size:page * size] != start[(page - 1) * size:page * size]}
+    before = start.data
+    return {table for page, table in owners.items() if now[(page - 1) * size:page * size] != before[(page - 1) * size:page * size]}
 
 
 def _changed_columns(names: tuple[str, ...], before: tuple[object, ...], after: tuple[object, ...]) -> list[str]:

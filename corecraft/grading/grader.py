@@ -2,7 +2,8 @@
 
 Deterministic criteria are checked in order; ``tool_called`` ordering constraints after all
 ``tool_called`` checks; ``llm_judge`` criteria go to the judge in one concurrent batch, or are
-reported ``ungraded`` (with one warning per process) when no judge is configured.
+reported ``ungraded`` when no judge is configured (with a warning, which Python's default filter
+shows once per process).
 """
 
 from __future__ import annotations
@@ -13,23 +14,19 @@ from corecraft.grading.criteria import CHECKS, Evidence, minefield, order_holds
 from corecraft.grading.judge import Judge
 from corecraft.grading.result import CriterionResult, GradeResult, MinefieldResult
 from corecraft.grading.transcript import Transcript
-from corecraft.tasks.model import Criterion, LlmJudge, Task, ToolCalled
-from corecraft.world.store import World
-
-_warned_no_judge = False
-
-
-def _warn_no_judge() -> None:
-    global _warned_no_judge
-    if not _warned_no_judge:
-        _warned_no_judge = True
-        warnings.warn("no LLM judge configured: llm_judge criteria are reported as 'ungraded' and left out of "
-                      "the reward (pass judge=JudgeConfig(...) to grade them)", stacklevel=3)
+from corecraft.tasks.compile import CompiledTask
+from corecraft.tasks.model import LlmJudge, ToolCalled
+from corecraft.world.store import Snapshot, World
 
 
-def grade(task: Task, criteria: list[Criterion], transcript: Transcript, world: World, start: bytes,
+class NoJudgeWarning(UserWarning):
+    """llm_judge criteria were left ungraded because no judge is configured."""
+
+
+def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snapshot,
           judge: Judge | None = None) -> GradeResult:
-    """Grade one finished episode. ``criteria`` is the task's rubric with includes resolved."""
+    """Grade one finished episode: exactly the compiled task's criteria and minefields."""
+    criteria = task.criteria
     ev = Evidence(transcript=transcript, world=world, start=start)
     results: dict[str, CriterionResult] = {}
     judged: list[LlmJudge] = []
@@ -47,7 +44,8 @@ def grade(task: Task, criteria: list[Criterion], transcript: Transcript, world: 
                 results[c.id] = results[c.id].model_copy(update={"status": "not_met", "reason": why})
     if judged:
         if judge is None:
-            _warn_no_judge()
+            warnings.warn("no LLM judge configured: llm_judge criteria are reported as 'ungraded' and left out of "
+                          "the reward (pass judge=JudgeConfig(...) to grade them)", NoJudgeWarning, stacklevel=3)
             for c in judged:
                 results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, status="ungraded",
                                                 reason="no judge configured")
@@ -56,7 +54,7 @@ def grade(task: Task, criteria: list[Criterion], transcript: Transcript, world: 
                 results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight,
                                                 status=verdict.status, reason=verdict.reason)  # type: ignore[arg-type]
     ordered = [results[c.id] for c in criteria]
-    mines = [MinefieldResult(id=m.id, tripped=t, reason=r) for m in task.minefields for t, r in [minefield(m, ev)]]
+    mines = [MinefieldResult(id=m.id, tripped=t, reason=r) for m in task.task.minefields for t, r in [minefield(m, ev)]]
     graded = [r for r in ordered if r.status in ("met", "not_met")]
     total = sum(r.weight for r in graded)
     reward = sum(r.weight for r in graded if r.status == "met") / total if total else 0.0

@@ -19,9 +19,8 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,18 +58,18 @@ class JudgeConfig(BaseModel):
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # met | not_met | judge_error
+    status: Literal["met", "not_met", "judge_error"]
     reason: str
 
 
-@cache
 def prompt_template() -> str:
+    """The judge prompt template shipped in ``rubrics/judge_prompt.md``."""
     return content("rubrics", "judge_prompt.md").read_text(encoding="utf-8")
 
 
-def prompt_version() -> str:
+def prompt_version(template: str) -> str:
     """Changes whenever the prompt template changes, so stale cached verdicts are not reused."""
-    return hashlib.sha256(prompt_template().encode()).hexdigest()[:12]
+    return hashlib.sha256(template.encode()).hexdigest()[:12]
 
 
 def evidence_text(criterion: LlmJudge, transcript: Transcript) -> str:
@@ -84,9 +83,9 @@ def evidence_text(criterion: LlmJudge, transcript: Transcript) -> str:
     return f"TOOL CALLS MADE, IN ORDER:\n{calls or '(none)'}\n\nFINAL REPLY TO THE REQUESTER:\n{transcript.reply or '(no reply)'}"
 
 
-def render_prompt(criterion: LlmJudge, evidence: str) -> str:
+def render_prompt(template: str, criterion: LlmJudge, evidence: str) -> str:
     examples = "\n".join(f"- {e}" for e in criterion.failure_examples) or "- (none given)"
-    return prompt_template().format(question=criterion.question, pass_condition=criterion.pass_condition,
+    return template.format(question=criterion.question, pass_condition=criterion.pass_condition,
                                     failure_examples=examples, evidence=evidence)
 
 
@@ -140,13 +139,15 @@ class VerdictCache:
 class Judge:
     """Grades ``llm_judge`` criteria. Use :meth:`grade` (sync, threads) or :meth:`agrade` (async)."""
 
-    def __init__(self, config: JudgeConfig) -> None:
+    def __init__(self, config: JudgeConfig, template: str | None = None) -> None:
         self.config = config
+        self.template = prompt_template() if template is None else template
+        self.prompt_version = prompt_version(self.template)
         self.cache = VerdictCache(Path(config.cache_path) if config.cache_path else cache_dir() / "judge.sqlite")
         self._json_schema_ok = True
 
     def cache_key(self, criterion: LlmJudge, evidence: str) -> str:
-        payload = json.dumps([self.config.model, prompt_version(), criterion.model_dump(mode="json"), evidence],
+        payload = json.dumps([self.config.model, self.prompt_version, criterion.model_dump(mode="json"), evidence],
                              sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -159,7 +160,8 @@ class Judge:
 
     async def _ask(self, client: openai.AsyncOpenAI, prompt: str) -> Verdict:
         last = "no answer"
-        for attempt in range(self.config.max_retries + 1):
+        attempt = 0
+        while attempt <= self.config.max_retries:
             kwargs: dict[str, Any] = {
                 "model": self.config.model, "temperature": self.config.temperature,
                 "messages": [{"role": "user", "content": prompt}],
@@ -170,8 +172,8 @@ class Judge:
                 response = await client.chat.completions.create(**kwargs)
             except openai.BadRequestError as exc:
                 if self._json_schema_ok and "response_format" in str(exc).lower():
-                    self._json_schema_ok = False  # server lacks structured outputs: parse tolerantly
-                    continue
+                    self._json_schema_ok = False  # server lacks structured outputs: parse tolerantly;
+                    continue  # the format fallback does not use up an attempt
                 return Verdict("judge_error", f"judge rejected the request: {exc}")
             except openai.OpenAIError as exc:  # timeouts, 5xx and 429 after the client's own retries
                 return Verdict("judge_error", f"judge unreachable: {type(exc).__name__}: {exc}")
@@ -179,7 +181,8 @@ class Judge:
             verdict = parse_verdict(choice.message.content if choice else None)
             if verdict is not None:
                 return verdict
-            last = f"malformed judge answer (attempt {attempt + 1}): {(choice.message.content if choice else '')!r:.120}"
+            attempt += 1
+            last = f"malformed judge answer (attempt {attempt}): {(choice.message.content if choice else '')!r:.120}"
         return Verdict("judge_error", last)
 
     async def agrade(self, criteria: Sequence[LlmJudge], transcript: Transcript) -> list[Verdict]:
@@ -197,7 +200,7 @@ class Judge:
 
             async def one(i: int) -> None:
                 async with limit:
-                    verdict = await self._ask(client, render_prompt(criteria[i], evidence[i]))
+                    verdict = await self._ask(client, render_prompt(self.template, criteria[i], evidence[i]))
                 results[i] = verdict
                 if verdict.status != "judge_error":
                     self.cache.put(keys[i], verdict)

@@ -6,13 +6,14 @@ errors everywhere. Rubric criteria are binary and weighted; ``kind`` selects the
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
-from corecraft.grading.matchers import Matcher
+from corecraft.tasks.matchers import Matcher
 
 Where = dict[str, Matcher]
 """Column -> matcher; all must hold for a row to match."""
@@ -232,6 +233,13 @@ SetupStep = SetupInsert | SetupUpdate
 class ReferenceSolution(_Strict):
     calls: list[Call] = Field(default_factory=list)
     reply: str
+
+    def actions(self) -> list[dict[str, Any] | str]:
+        """The solution as env actions: one Chat Completions tool call per step, then the reply text."""
+        calls: list[dict[str, Any] | str] = [
+            {"id": f"ref_{i + 1}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}
+            for i, c in enumerate(self.calls)]
+        return [*calls, self.reply]
 
 
 class Task(_Strict):

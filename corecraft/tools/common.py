@@ -7,16 +7,15 @@ ever written into SQL text.
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 from sqlmodel import SQLModel
 
 from corecraft.tools.registry import Args, ToolContext, ToolError
 from corecraft.world import db
-from corecraft.world.generation.base import money
 from corecraft.world.models import Refund
-from corecraft.world.seeds import CARRIERS, CATEGORIES, LOYALTY_TIERS, policy
+from corecraft.world.rules import money
 
 ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
 DateStr = Annotated[str, Field(pattern=ISO_DATE, description="A date as YYYY-MM-DD (world's local time).")]
@@ -136,37 +135,11 @@ def local(ctx: ToolContext, iso: str | None) -> datetime | None:
     return None if iso is None else datetime.fromisoformat(iso).astimezone(ctx.world.tz)
 
 
-# -- The values enumerated arguments accept (from the policy wherever it names them) ----------
-Category = Literal[CATEGORIES]
-LoyaltyTier = Literal[LOYALTY_TIERS]
-Carrier = Literal[CARRIERS]
-Department = Literal[tuple(policy().departments)]
-Title = Literal[tuple(policy().titles)]
-OrderStatus = Literal[tuple(policy().order_transitions)]
-PaymentStatus = Literal[tuple(policy().payment_transitions)]
-TicketStatus = Literal[tuple(policy().ticket_transitions)]
-PaymentMethod = Literal["card", "paypal", "apple_pay", "google_pay", "bank_transfer"]
-ShipmentStatus = Literal["label_created", "in_transit", "delayed", "out_for_delivery", "delivered",
-                         "exception"]
-TicketType = Literal["return", "troubleshooting", "recommendation", "order_issue", "shipping", "billing",
-                     "other"]
-Priority = Literal["low", "normal", "high"]
-OwnerType = Literal["customer", "internal"]
-
-
 def fetch_rows(ctx: ToolContext, model: type[SQLModel], clause: str = "",
                params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
     """Every row of ``model`` matching ``clause`` (e.g. ``"WHERE order_id = ? ORDER BY id"``), decoded."""
     rows = ctx.conn.execute(f"{db.select_all(model)} {clause}", params).fetchall()
     return [db.decode(model, r, ctx.world.tz) for r in rows]
-
-
-def add_months(day: date, months: int) -> date:
-    """``day`` plus whole calendar months, clamped to the month's last day (Jan 31 + 1 month = Feb 28)."""
-    index = day.year * 12 + day.month - 1 + months
-    year, month = divmod(index, 12)
-    first_of_next = date(year + (month == 11), (month + 1) % 12 + 1, 1)
-    return day.replace(year=year, month=month + 1, day=min(day.day, (first_of_next - timedelta(days=1)).day))
 
 
 COUNTED_REFUNDS = ("approved", "processed")

@@ -11,28 +11,13 @@ from pydantic import Field
 from sqlmodel import SQLModel
 
 from corecraft.tools.common import (
-    Carrier,
-    Category,
     DateStr,
-    Department,
     Id,
-    LoyaltyTier,
-    OrderStatus,
-    OwnerType,
     PageArgs,
-    PaymentMethod,
-    PaymentStatus,
-    Priority,
     Query,
-    ShipmentStatus,
     Text,
-    TicketStatus,
-    TicketType,
-    Title,
-    add_months,
     fetch_rows,
     local,
-    money,
     page,
     refunded_total,
     require,
@@ -41,8 +26,22 @@ from corecraft.tools.registry import Args, ToolContext, ToolError, tool
 from corecraft.world import db
 from corecraft.world import models as m
 from corecraft.world.compat import build_problems, required_psu_watts
-from corecraft.world.generation.base import shipping_price
-from corecraft.world.seeds import policy
+from corecraft.world.rules import add_months, money, shipping_price
+from corecraft.world.vocab import (
+    Carrier,
+    Category,
+    Department,
+    LoyaltyTier,
+    OrderStatus,
+    OwnerType,
+    PaymentMethod,
+    PaymentStatus,
+    Priority,
+    ShipmentStatus,
+    TicketStatus,
+    TicketType,
+    Title,
+)
 
 LATE_SQL = "(eta IS NOT NULL AND (delivered_at > eta OR (delivered_at IS NULL AND ? > eta)))"
 """A shipment is late when delivered after its eta, or still undelivered with the eta passed."""
@@ -540,9 +539,9 @@ class CalculatePriceArgs(Args):
 def calculate_price(ctx: ToolContext, args: CalculatePriceArgs) -> dict[str, Any]:
     """Quote what an order would cost today at current catalogue prices.
 
-    Applies the loyalty discount (silver 5%, gold 10%, platinum 15%) to merchandise only, then
-    shipping: ground (usps_ground, ups_ground) is free at $150+ of merchandise after discount and
-    always for platinum; express services are never free. Returns subtotal, loyalty_tier,
+    Applies the loyalty discount ({loyalty_discounts}) to merchandise only, then
+    shipping: ground (usps_ground, ups_ground) is free at {free_ground_threshold}+ of merchandise after discount and
+    always for {free_ground_tiers}; express services are never free. Returns subtotal, loyalty_tier,
     discount_pct, discount, shipping_cost, total and the priced lines, in dollars.
     """
     if args.customer_id is not None and args.loyalty_tier is not None:
@@ -556,9 +555,9 @@ def calculate_price(ctx: ToolContext, args: CalculatePriceArgs) -> dict[str, Any
         lines.append({"product_id": product["id"], "name": product["name"], "quantity": item.quantity,
                       "unit_price": product["price"], "line_total": money(product["price"] * item.quantity)})
     subtotal = money(sum(line["line_total"] for line in lines))
-    pct = policy().loyalty_discount_pct[tier]
+    pct = ctx.policy.loyalty_discount_pct[tier]
     discount = money(subtotal * pct / 100)
-    shipping = shipping_price(args.shipping_method, subtotal - discount, tier)
+    shipping = shipping_price(ctx.policy, args.shipping_method, subtotal - discount, tier)
     return {"subtotal": subtotal, "loyalty_tier": tier, "discount_pct": pct, "discount": discount,
             "shipping_method": args.shipping_method, "shipping_cost": shipping,
             "total": money(subtotal - discount + shipping), "lines": lines}
@@ -595,4 +594,4 @@ def check_warranty_status(ctx: ToolContext, args: CheckWarrantyArgs) -> dict[str
             "category": product["category"], "purchase_date": bought.isoformat(),
             "warranty_months": product["warranty_months"], "expires_on": expires.isoformat(),
             "in_warranty": covered, "days_remaining": (expires - today).days if covered else 0,
-            "exclusions": list(policy().warranty_exclusions)}
+            "exclusions": list(ctx.policy.warranty_exclusions)}

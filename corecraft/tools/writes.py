@@ -9,22 +9,15 @@ A rejected call changes nothing and says what to do instead.
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 from sqlmodel import SQLModel
 
 from corecraft.tools.common import (
     COUNTED_REFUNDS,
-    Department,
     Id,
-    OrderStatus,
-    PaymentStatus,
-    Priority,
-    TicketStatus,
-    add_months,
     fetch_rows,
-    money,
     next_id,
     refunded_total,
     require,
@@ -46,13 +39,17 @@ from corecraft.world.models import (
     SlackMessage,
     SupportTicket,
 )
-from corecraft.world.seeds import policy
-
-POLICY = policy()
-RefundReason = Literal[tuple(POLICY.refund_reasons)]
-EscalationType = Literal[tuple(POLICY.escalation_routes)]
-Outcome = Literal["refund_issued", "replacement_sent", "recommendation_provided", "troubleshooting_steps",
-                  "order_updated", "no_action"]
+from corecraft.world.rules import add_months, money
+from corecraft.world.vocab import (
+    Department,
+    EscalationType,
+    OrderStatus,
+    PaymentStatus,
+    Priority,
+    RefundReason,
+    TicketStatus,
+)
+from corecraft.world.vocab import ResolutionOutcome as Outcome
 
 REFUNDABLE_PAYMENTS = ("captured", "partially_refunded")
 """Payment statuses that hold money which can be refunded."""
@@ -172,7 +169,7 @@ def _window_waived(ctx: ToolContext, order: dict[str, Any], product: dict[str, A
     return any(
         "return_window" in exc.waives and (exc.brand, exc.category) == (product["brand"], product["category"])
         and exc.ordered_on_or_after <= ordered and today <= exc.valid_until
-        for exc in POLICY.exceptions
+        for exc in ctx.policy.exceptions
     )
 
 
@@ -184,7 +181,7 @@ def _check_return(ctx: ToolContext, actor: dict[str, Any], order: dict[str, Any]
     if order["status"] in NEVER_SHIPPED or not shipped or actor["can_approve_exceptions"]:
         return
     tier = require(ctx, Customer, order["customer_id"], "payment_id")["loyalty_tier"]
-    days = POLICY.return_window_days[tier]
+    days = ctx.policy.return_window_days[tier]
     start, basis = _delivery_day(ctx, order)
     last = start + timedelta(days=days)
     outside = [ln["id"] for ln in lines if not _window_waived(ctx, order, ln["product"])]
@@ -200,17 +197,17 @@ def _check_reason(ctx: ToolContext, actor: dict[str, Any], args: CreateRefundArg
                   lines: list[dict[str, Any]]) -> None:
     """The permission, window and warranty rules of the refund's reason."""
     today, ordered = ctx.world.now.date(), _day(order["created_at"])
-    if args.reason in POLICY.exception_reasons and not actor["can_approve_exceptions"]:
+    if args.reason in ctx.policy.exception_reasons and not actor["can_approve_exceptions"]:
         raise ToolError("insufficient_permission", f"{args.reason} refunds need a title that can approve "
                         f"exceptions ({actor['title']} cannot): escalate with type policy_exception "
                         "(routed to leadership)", "reason")
-    if args.reason in POLICY.window_limited_reasons:
+    if args.reason in ctx.policy.window_limited_reasons:
         _check_return(ctx, actor, order, lines)
     elif args.reason == "doa":
         start, basis = _delivery_day(ctx, order)
-        last = start + timedelta(days=POLICY.doa_window_days)
+        last = start + timedelta(days=ctx.policy.doa_window_days)
         if today > last:
-            raise ToolError("policy_violation", f"DOA must be reported within {POLICY.doa_window_days} days "
+            raise ToolError("policy_violation", f"DOA must be reported within {ctx.policy.doa_window_days} days "
                             f"of delivery; from {basis} {start.isoformat()} the last day was "
                             f"{last.isoformat()}. Treat it as a warranty claim (reason defective)", "reason")
     elif args.reason == "defective":
@@ -222,10 +219,10 @@ def _check_reason(ctx: ToolContext, actor: dict[str, Any], args: CreateRefundArg
                                 f"warranty from the order date {ordered.isoformat()}) was covered until "
                                 f"{end.isoformat()} and is out of warranty", "reason")
     elif args.reason == "price_adjustment":
-        last = ordered + timedelta(days=POLICY.price_adjustment_days)
+        last = ordered + timedelta(days=ctx.policy.price_adjustment_days)
         if today > last:
             raise ToolError("policy_violation", f"price adjustments are given only within "
-                            f"{POLICY.price_adjustment_days} days of the order date {ordered.isoformat()} "
+                            f"{ctx.policy.price_adjustment_days} days of the order date {ordered.isoformat()} "
                             f"(last day {last.isoformat()})", "reason")
     elif args.reason == "shipping_delay" and args.amount > order["shipping_cost"] + HALF_CENT:
         raise ToolError("policy_violation", f"a shipping_delay refund is at most the shipping price paid on "
@@ -241,8 +238,8 @@ def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
     payment and your title's refund limit (above it, escalate type insufficient_permission to billing);
     goodwill needs a title that can approve exceptions; return within the tier's window from delivery
     (not for never-shipped orders or items under an active policy exception; exception approvers may
-    override), doa within 14 days of delivery, defective within the warranty months from the order date,
-    price_adjustment within 14 days of the order date, shipping_delay at most the shipping paid."""
+    override), doa within {doa_window_days} days of delivery, defective within the warranty months from the order date,
+    price_adjustment within {price_adjustment_days} days of the order date, shipping_delay at most the shipping paid."""
     actor = _actor(ctx)
     payment = require(ctx, Payment, args.payment_id, "payment_id")
     if payment["status"] not in REFUNDABLE_PAYMENTS:
@@ -293,7 +290,7 @@ def create_escalation(ctx: ToolContext, args: CreateEscalationArgs) -> dict[str,
     cannot be escalated."""
     actor = _actor(ctx)
     ticket = _open_ticket(ctx, args.ticket_id)
-    route = POLICY.escalation_routes[args.type]
+    route = ctx.policy.escalation_routes[args.type]
     if args.destination != route:
         raise ToolError("policy_violation", f"{args.type} escalations are routed to {route}, not "
                         f"{args.destination}", "destination")
@@ -380,7 +377,7 @@ def update_order_status(ctx: ToolContext, args: UpdateOrderStatusArgs) -> dict[s
     pending, failed or refunded): update the payment first."""
     _actor(ctx)
     order = require(ctx, Order, args.order_id, "order_id")
-    _check_transition(f"order {order['id']}", order["status"], args.status, POLICY.order_transitions)
+    _check_transition(f"order {order['id']}", order["status"], args.status, ctx.policy.order_transitions)
     _check_order_money(ctx, order["id"], args.status)
     return _update(ctx, Order, order["id"], {"status": args.status, "updated_at": ctx.world.now})
 
@@ -399,7 +396,7 @@ def update_payment_status(ctx: ToolContext, args: UpdatePaymentStatusArgs) -> di
     above zero and below it: create the refund first."""
     _actor(ctx)
     payment = require(ctx, Payment, args.payment_id, "payment_id")
-    _check_transition(f"payment {payment['id']}", payment["status"], args.status, POLICY.payment_transitions)
+    _check_transition(f"payment {payment['id']}", payment["status"], args.status, ctx.policy.payment_transitions)
     refunded = refunded_total(ctx, payment["id"])
     whole = abs(refunded - payment["amount"]) <= 2 * HALF_CENT
     needs = {"refunded": (not whole, "total"),
@@ -434,7 +431,7 @@ def update_ticket_status(ctx: ToolContext, args: UpdateTicketStatusArgs) -> dict
     ticket = require(ctx, SupportTicket, args.ticket_id, "ticket_id")
     values: dict[str, Any] = {}
     if args.status is not None:
-        _check_transition(f"ticket {ticket['id']}", ticket["status"], args.status, POLICY.ticket_transitions)
+        _check_transition(f"ticket {ticket['id']}", ticket["status"], args.status, ctx.policy.ticket_transitions)
         values["status"] = args.status
     elif ticket["status"] == "closed":
         raise ToolError("invalid_transition", f"ticket {ticket['id']} is closed, which is final", "ticket_id")

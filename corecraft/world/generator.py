@@ -26,6 +26,7 @@ from corecraft.world.generation.commerce import CommerceMixin
 from corecraft.world.generation.people import PeopleMixin
 from corecraft.world.generation.support import SupportMixin
 from corecraft.world.recipe import Recipe
+from corecraft.world.seeds import Seeds
 
 GENERATOR_VERSION = "1"
 """Bump when generated content changes; part of the template cache key."""
@@ -65,9 +66,9 @@ def enable_foreign_keys(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
 
 
-def build_world(recipe: Recipe, seed: int) -> bytes:
+def build_world(recipe: Recipe, seed: int, seeds: Seeds) -> bytes:
     """Generate the world for ``recipe`` and ``seed`` and return the SQLite database bytes."""
-    rows = _Generator(recipe, seed).run()
+    rows = _Generator(recipe, seed, seeds).run()
     conn = sqlite3.connect(":memory:")
     try:
         enable_foreign_keys(conn)

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 
 from corecraft.world import db, models
 from corecraft.world.compat import build_problems
-from corecraft.world.seeds import CATEGORIES, policy
+from corecraft.world.seeds import Policy
 from corecraft.world.store import World
+from corecraft.world.vocab import CATEGORIES
 
 CENT = 0.011
 
@@ -75,8 +76,8 @@ def _dated_columns() -> Iterator[tuple[str, str]]:
                 yield model.__tablename__, name
 
 
-def violations(world: World) -> list[str]:
-    """Every broken invariant in ``world``, as sentences naming the offending rows."""
+def violations(world: World, rules: Policy) -> list[str]:
+    """Every broken invariant in ``world`` under the policy ``rules``, as sentences naming the offending rows."""
     conn = world.conn
     problems: list[str] = []
     fk = conn.execute("PRAGMA foreign_key_check").fetchall()
@@ -94,7 +95,6 @@ def violations(world: World) -> list[str]:
         stamps = [e["ts"] for e in json.loads(events)]
         if stamps != sorted(stamps) or (stamps and stamps[-1] > world.now.isoformat()):
             problems.append(f"shipment {ship_id} events out of order or after now")
-    rules = policy()
     for route_type, destination in rules.escalation_routes.items():
         bad = conn.execute("SELECT id FROM escalation WHERE type = ? AND destination != ?",
                            (route_type, destination)).fetchall()

@@ -1,20 +1,18 @@
 """World recipes: how many of each entity, the world's "now", and the distributions drawn from.
 
 A recipe is a YAML file in ``world/`` validated by :class:`Recipe`; unknown keys are errors.
+:func:`load_recipe` reads one afresh; the template store keeps the parsed recipes it uses.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from functools import cache
 from pathlib import Path
 from typing import Annotated
 from zoneinfo import ZoneInfo
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from corecraft.paths import content
 
 Probability = Annotated[float, Field(ge=0, le=1)]
 Weights = dict[str, Annotated[float, Field(ge=0)]]
@@ -77,28 +75,20 @@ class RecipeError(ValueError):
     """A recipe file that is missing or invalid; the message names the file and the field."""
 
 
-def recipe_path(name_or_path: str) -> Path:
-    """Resolve a recipe name (``default``, ``tiny``) or a path to a YAML file."""
+def recipe_path(name_or_path: str, folder: Path) -> Path:
+    """Resolve a recipe name (``default``, ``tiny``) in ``folder``, or a path to a YAML file."""
     candidate = Path(name_or_path)
     if candidate.suffix in {".yaml", ".yml"} and candidate.exists():
         return candidate
-    return content("world", f"{name_or_path}.yaml")
+    return folder / f"{name_or_path}.yaml"
 
 
-def load_recipe(name_or_path: str) -> Recipe:
-    """Load and validate a recipe; raises :class:`RecipeError` with a readable message.
-
-    Parsed recipes are cached per file and modification time.
-    """
-    path = recipe_path(name_or_path)
-    if not path.exists():
-        known = sorted(p.stem for p in content("world").glob("*.yaml"))
+def load_recipe(name_or_path: str, folder: Path) -> Recipe:
+    """Load and validate a recipe (a name in ``folder`` or a path); raises :class:`RecipeError`."""
+    path = recipe_path(name_or_path, folder)
+    if not path.is_file():
+        known = sorted(p.stem for p in folder.glob("*.yaml"))
         raise RecipeError(f"unknown world recipe {name_or_path!r}; known recipes: {', '.join(known)}")
-    return _parse(path, path.stat().st_mtime_ns)
-
-
-@cache
-def _parse(path: Path, mtime_ns: int) -> Recipe:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

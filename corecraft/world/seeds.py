@@ -1,26 +1,21 @@
 """Typed access to the curated seed content in ``seeds/``: catalogue, policy, handbook, phrases.
 
-Each file is validated once per process by a pydantic model; the policy model is what the
-write tools enforce, so its numbers and the handbook's prose must agree.
+A :class:`Seeds` reads and validates each file once, on first use, from the content folder it is
+given; the policy model is what the write tools enforce, so its numbers and the handbook's prose
+must agree.
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime
-from functools import cache
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from corecraft.paths import content
-
-CATEGORIES = (
-    "cpu", "gpu", "motherboard", "memory", "storage", "psu", "case", "cooling", "peripheral", "prebuilt",
-)
-LOYALTY_TIERS = ("none", "silver", "gold", "platinum")
-CARRIERS = ("usps_ground", "ups_ground", "fedex_express", "fedex_overnight")
-WAREHOUSES = ("east", "central", "west")
+from corecraft.world.vocab import Category
 
 
 class _Seed(BaseModel):
@@ -31,7 +26,7 @@ class ProductSeed(_Seed):
     sku: str = Field(pattern=r"^[A-Z0-9-]+$")
     name: str
     brand: str
-    category: str
+    category: Category
     price: float = Field(gt=0)
     description: str
     inventory: dict[str, int]
@@ -114,25 +109,27 @@ class Policy(_Seed):
         return list(dict.fromkeys(t.department for t in self.titles.values()))
 
 
-def _load(name: str) -> Any:
-    return yaml.safe_load(content("seeds", name).read_text(encoding="utf-8"))
+class Seeds:
+    """The seed files of one content folder, each parsed and validated on first use."""
 
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
 
-@cache
-def policy() -> Policy:
-    return Policy.model_validate(_load("policy.yaml"))
+    def _load(self, name: str) -> Any:
+        return yaml.safe_load((self.folder / name).read_text(encoding="utf-8"))
 
+    @cached_property
+    def policy(self) -> Policy:
+        return Policy.model_validate(self._load("policy.yaml"))
 
-@cache
-def catalogue() -> tuple[ProductSeed, ...]:
-    return tuple(ProductSeed.model_validate(p) for p in _load("products.yaml")["products"])
+    @cached_property
+    def catalogue(self) -> tuple[ProductSeed, ...]:
+        return tuple(ProductSeed.model_validate(p) for p in self._load("products.yaml")["products"])
 
+    @cached_property
+    def handbook(self) -> tuple[ArticleSeed, ...]:
+        return tuple(ArticleSeed.model_validate(a) for a in self._load("handbook.yaml")["articles"])
 
-@cache
-def handbook() -> tuple[ArticleSeed, ...]:
-    return tuple(ArticleSeed.model_validate(a) for a in _load("handbook.yaml")["articles"])
-
-
-@cache
-def phrases() -> Phrases:
-    return Phrases.model_validate(_load("phrases.yaml"))
+    @cached_property
+    def phrases(self) -> Phrases:
+        return Phrases.model_validate(self._load("phrases.yaml"))

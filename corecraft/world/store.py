@@ -1,10 +1,13 @@
-"""World templates and episode copies.
+"""World templates, task start snapshots and episode copies.
 
-A *template* is the built database for (recipe, seed, generator version), cached on disk under
-:func:`corecraft.paths.cache_dir` (written to a temporary file and renamed atomically, so
-concurrent builders never corrupt it) and in memory per process. An *episode world* is a fresh
-in-memory copy of a template (``sqlite3`` deserialize, well under a millisecond), with foreign
-keys enforced; a sqlmodel ``Session`` over it is available on demand.
+A *template* is the built database for (recipe, seed, generator fingerprint), kept on disk under
+the cache folder (written to a temporary file and renamed atomically, so concurrent builders
+never corrupt it). A *snapshot* is immutable database bytes an episode starts from: a template,
+or a template with a task's setup applied. A :class:`TemplateStore` keeps snapshots in memory in
+a least-recently-used cache bounded in bytes, so a process that touches every task holds at most
+``max_bytes`` of them. An *episode world* is a fresh in-memory copy of a snapshot (``sqlite3``
+deserialize, well under a millisecond), with foreign keys enforced; a sqlmodel ``Session`` over
+it is available on demand.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ import json
 import os
 import sqlite3
 import tempfile
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -25,59 +30,34 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
-from corecraft.paths import cache_dir, content
-from corecraft.world import compat, db, generation, generator, models
+from corecraft.world import models
 from corecraft.world.generator import GENERATOR_VERSION, build_world, enable_foreign_keys
 from corecraft.world.recipe import Recipe, load_recipe
+from corecraft.world.seeds import Seeds
 
-_TEMPLATES: dict[tuple[str, int], bytes] = {}
-
-
-@cache
-def _content_fingerprint() -> str:
-    """A digest of everything a template depends on besides the recipe: seeds, generator code, and the
-    Faker and SQLite versions (their output is part of the bytes)."""
-    digest = hashlib.sha256(f"{GENERATOR_VERSION}|{faker.VERSION}|{sqlite3.sqlite_version}".encode())
-    for path in sorted(content("seeds").glob("*.yaml")):
-        digest.update(path.read_bytes())
-    code = [Path(module.__file__ or "") for module in (generator, models, compat, db)]
-    code += sorted(Path(generation.__file__ or "").parent.glob("*.py"))
-    for path in code:
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+DEFAULT_MAX_BYTES = 64 * 2**20
+"""The default bound on the snapshot bytes a store keeps in memory (64 MiB)."""
 
 
-def _cache_key(recipe: Recipe, seed: int) -> str:
-    digest = hashlib.sha256((recipe.model_dump_json() + _content_fingerprint()).encode()).hexdigest()[:12]
-    return f"{recipe.name}-s{seed}-{digest}"
+class Snapshot:
+    """Immutable database bytes an episode starts from, with facts about them computed once."""
 
+    __slots__ = ("__dict__", "data")
 
-def template_path(recipe: Recipe, seed: int) -> Path:
-    return cache_dir() / "worlds" / f"{_cache_key(recipe, seed)}.sqlite"
+    def __init__(self, data: bytes) -> None:
+        self.data = data
 
-
-def template_bytes(recipe_name: str = "default", seed: int | None = None, *, rebuild: bool = False) -> bytes:
-    """The template database for a recipe and seed (the recipe's own seed by default).
-
-    Looked up in memory, then on disk, then built and stored.
-    """
-    recipe = load_recipe(recipe_name)
-    seed = recipe.seed if seed is None else seed
-    key = (_cache_key(recipe, seed), seed)
-    if not rebuild and key in _TEMPLATES:
-        return _TEMPLATES[key]
-    path = template_path(recipe, seed)
-    if path.exists() and not rebuild:
-        data = path.read_bytes()
-    else:
-        data = build_world(recipe, seed)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    _TEMPLATES[key] = data
-    return data
+    @cached_property
+    def page_owners(self) -> dict[int, str] | None:
+        """Which table owns each page (index pages count for their table); None without ``dbstat``."""
+        conn = copy_connection(self.data)
+        try:
+            tables = dict(conn.execute("SELECT name, tbl_name FROM sqlite_master"))
+            return {page: tables.get(name, name) for name, page in conn.execute("SELECT name, pageno FROM dbstat")}
+        except sqlite3.OperationalError:  # SQLite built without dbstat
+            return None
+        finally:
+            conn.close()
 
 
 def copy_connection(data: bytes) -> sqlite3.Connection:
@@ -91,17 +71,124 @@ def copy_connection(data: bytes) -> sqlite3.Connection:
 def world_hash(conn: sqlite3.Connection) -> str:
     """A stable digest of the world's content, independent of row insertion order."""
     digest = hashlib.sha256()
-    names = [t.__tablename__ for t in models.ALL_TABLES]
-    for name in sorted(names):
+    for name in sorted(t.__tablename__ for t in models.ALL_TABLES):
         digest.update(name.encode())
         for row in conn.execute(f'SELECT * FROM "{name}" ORDER BY id'):
             digest.update(json.dumps(row, separators=(",", ":"), default=str).encode())
     return digest.hexdigest()
 
 
+def code_fingerprint(seeds_folder: Path) -> str:
+    """A digest of everything a template depends on besides the recipe: the seed files, every module
+    of the world package (generator, models, recipes, seeds, rules), and the Faker and SQLite versions
+    (their output is part of the bytes)."""
+    digest = hashlib.sha256(f"{GENERATOR_VERSION}|{faker.VERSION}|{sqlite3.sqlite_version}".encode())
+    for path in sorted(seeds_folder.glob("*.yaml")):
+        digest.update(path.read_bytes())
+    world_package = Path(models.__file__).parent
+    for path in sorted(world_package.rglob("*.py")):
+        digest.update(str(path.relative_to(world_package)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+class TemplateStore:
+    """Builds, caches and copies worlds for one content folder.
+
+    Templates live on disk in ``cache_dir``; templates and start snapshots live in memory in an
+    LRU bounded by ``max_bytes`` (a snapshot in use by an episode stays alive through its episode).
+    """
+
+    def __init__(self, content_root: Path, cache_dir: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        if max_bytes < 0:
+            raise ValueError("max_bytes must be >= 0")
+        self.recipe_folder = content_root / "world"
+        self.seeds = Seeds(content_root / "seeds")
+        self.cache_dir = cache_dir
+        self.max_bytes = max_bytes
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
+        self._recipes: dict[tuple[str, int], Recipe] = {}
+
+    @cached_property
+    def fingerprint(self) -> str:
+        return code_fingerprint(self.seeds.folder)
+
+    def recipe(self, name_or_path: str) -> Recipe:
+        """A parsed recipe, kept per file and modification time."""
+        path = self.recipe_folder / f"{name_or_path}.yaml"
+        path = path if path.is_file() else Path(name_or_path)
+        key = (str(path), path.stat().st_mtime_ns if path.is_file() else -1)
+        if key not in self._recipes:
+            self._recipes[key] = load_recipe(name_or_path, self.recipe_folder)
+        return self._recipes[key]
+
+    def template_key(self, recipe: Recipe, seed: int) -> str:
+        digest = hashlib.sha256((recipe.model_dump_json() + self.fingerprint).encode()).hexdigest()[:12]
+        return f"{recipe.name}-s{seed}-{digest}"
+
+    def template_path(self, recipe: Recipe, seed: int) -> Path:
+        return self.cache_dir / "worlds" / f"{self.template_key(recipe, seed)}.sqlite"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of snapshots held in memory now."""
+        return sum(len(s.data) for s in self._snapshots.values())
+
+    def __len__(self) -> int:
+        return len(self._snapshots)
+
+    def clear(self) -> None:
+        """Forget every in-memory snapshot (templates stay on disk)."""
+        self._snapshots.clear()
+
+    def snapshot(self, key: str, build: Callable[[], bytes]) -> Snapshot:
+        """The snapshot stored under ``key``, built by ``build()`` when absent."""
+        found = self._snapshots.get(key)
+        if found is not None:
+            self._snapshots.move_to_end(key)
+            return found
+        snap = Snapshot(build())
+        self._snapshots[key] = snap
+        while len(self._snapshots) > 1 and self.nbytes > self.max_bytes:
+            self._snapshots.popitem(last=False)
+        if self.nbytes > self.max_bytes:
+            self._snapshots.clear()
+        return snap
+
+    def template(self, recipe_name: str = "default", seed: int | None = None, *, rebuild: bool = False) -> Snapshot:
+        """The template for a recipe and seed (the recipe's own seed by default): from memory, else
+        from disk, else built and stored on disk."""
+        recipe = self.recipe(recipe_name)
+        seed = recipe.seed if seed is None else seed
+        key = f"template:{self.template_key(recipe, seed)}"
+        if rebuild:
+            self._snapshots.pop(key, None)
+        return self.snapshot(key, lambda: self._load_or_build(recipe, seed, rebuild))
+
+    def _load_or_build(self, recipe: Recipe, seed: int, rebuild: bool) -> bytes:
+        path = self.template_path(recipe, seed)
+        if path.exists() and not rebuild:
+            return path.read_bytes()
+        data = build_world(recipe, seed, self.seeds)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+        return data
+
+    def open(self, recipe: str = "default", seed: int | None = None, snapshot: Snapshot | None = None) -> World:
+        """A fresh copy of the (recipe, seed) world, or of ``snapshot`` (the same world after a setup)."""
+        spec = self.recipe(recipe)
+        seed = spec.seed if seed is None else seed
+        data = (snapshot or self.template(recipe, seed)).data
+        tz = ZoneInfo(spec.timezone)
+        return World(recipe=spec.name, seed=seed, conn=copy_connection(data), now=spec.now_aware, tz=tz)
+
+
 @dataclass
 class World:
-    """One episode's world: a private in-memory copy of a template.
+    """One episode's world: a private in-memory copy of a snapshot.
 
     ``conn`` is the raw connection the tools use; :meth:`session` gives a sqlmodel Session on it.
     """
@@ -112,18 +199,6 @@ class World:
     now: datetime
     tz: ZoneInfo
     _session: Session | None = field(default=None, repr=False)
-
-    @classmethod
-    def open(cls, recipe: str = "default", seed: int | None = None, data: bytes | None = None) -> World:
-        """A fresh copy of the (recipe, seed) world; builds the template on first use.
-
-        ``data`` replaces the template with other bytes of the same world (e.g. after a task's setup).
-        """
-        spec = load_recipe(recipe)
-        seed = spec.seed if seed is None else seed
-        data = template_bytes(recipe, seed) if data is None else data
-        tz = ZoneInfo(spec.timezone)
-        return cls(recipe=spec.name, seed=seed, conn=copy_connection(data), now=spec.now_aware, tz=tz)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> World:
@@ -155,7 +230,12 @@ class World:
         row = self.conn.execute("SELECT id FROM employee WHERE title = ? ORDER BY id LIMIT 1", (title,)).fetchone()
         if row is None:
             raise LookupError(f"no employee with title {title!r} in world {self.recipe}")
-        return row[0]
+        return str(row[0])
+
+    def employee(self, employee_id: str) -> tuple[str, str, str] | None:
+        """An employee's (name, title, department), or None if there is no such employee."""
+        row = self.conn.execute("SELECT name, title, department FROM employee WHERE id = ?", (employee_id,)).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
 
     def hash(self) -> str:
         return world_hash(self.conn)
@@ -163,7 +243,7 @@ class World:
     def counts(self) -> dict[str, int]:
         """Rows per entity type (the 14 types), by model name."""
         return {
-            t.__name__: self.conn.execute(f'SELECT count(*) FROM "{t.__tablename__}"').fetchone()[0]
+            t.__name__: int(self.conn.execute(f'SELECT count(*) FROM "{t.__tablename__}"').fetchone()[0])
             for t in models.ENTITY_TYPES
         }
 

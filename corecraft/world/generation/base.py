@@ -17,7 +17,9 @@ from sqlmodel import SQLModel
 
 from corecraft.world import models as m
 from corecraft.world.recipe import Recipe
-from corecraft.world.seeds import WAREHOUSES, policy
+from corecraft.world.rules import add_business_days, money, shipping_price
+from corecraft.world.seeds import Seeds
+from corecraft.world.vocab import WAREHOUSES
 
 WAREHOUSE_CITIES = {"east": "Edison, NJ", "central": "Columbus, OH", "west": "Reno, NV"}
 TICKET_CHANNELS = {"email": 0.45, "chat": 0.3, "web": 0.15, "phone": 0.1}
@@ -31,44 +33,23 @@ TYPE_DEPARTMENT = {
     "other": "support",
 }
 
-def add_business_days(start: datetime, days: int) -> datetime:
-    """``start`` moved forward by ``days`` weekdays."""
-    current = start
-    while days > 0:
-        current += timedelta(days=1)
-        if current.weekday() < 5:
-            days -= 1
-    return current
-
-
-def money(value: float) -> float:
-    """Dollars rounded to cents (half-cents up), the one rounding rule for generated and tool amounts."""
-    return round(value + 1e-9, 2)
-
-
-
-def shipping_price(method: str, merchandise_after_discount: float, tier: str) -> float:
-    """What shipping costs per the handbook: free ground over the threshold or for free tiers."""
-    rules = policy()
-    ground = method in ("usps_ground", "ups_ground")
-    if ground and (merchandise_after_discount >= rules.free_ground_shipping_threshold
-                   or tier in rules.free_ground_shipping_tiers):
-        return 0.0
-    return rules.shipping[method].price
+__all__ = ["TICKET_CHANNELS", "TYPE_DEPARTMENT", "WAREHOUSE_CITIES", "GeneratorBase", "add_business_days", "money",
+           "shipping_price"]
 
 
 class GeneratorBase:
     """What every part of the generator shares: the recipe, the randomness, the rows built so far."""
 
-    def __init__(self, recipe: Recipe, seed: int) -> None:
+    def __init__(self, recipe: Recipe, seed: int, seeds: Seeds) -> None:
         self.recipe = recipe
+        self.seeds = seeds
         self.rng = random.Random(seed)
         self.fake = Faker("en_US")
         self.fake.seed_instance(seed)
         self.tz = ZoneInfo(recipe.timezone)
         self.now = recipe.now_aware
         self.start = self.now - timedelta(days=recipe.history_days)
-        self.policy = policy()
+        self.policy = seeds.policy
         self.rows: dict[type[SQLModel], list[dict[str, Any]]] = defaultdict(list)
 
     # -- helpers -------------------------------------------------------------------------

@@ -8,14 +8,14 @@ from typing import Any
 from corecraft.world import models as m
 from corecraft.world.compat import build_problems
 from corecraft.world.generation.base import GeneratorBase
-from corecraft.world.seeds import CATEGORIES, WAREHOUSES, catalogue
+from corecraft.world.vocab import CATEGORIES, WAREHOUSES
 
 
 class CatalogMixin(GeneratorBase):
     """Products (all or a category-covering subset) and builds, most of them compatible."""
 
     def products(self) -> None:
-        items = list(catalogue())
+        items = list(self.seeds.catalogue)
         wanted = self.recipe.counts.products
         if wanted < len(items):
             items = self.product_subset(items, wanted)

@@ -8,7 +8,6 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.generation.base import GeneratorBase
-from corecraft.world.seeds import handbook, phrases
 
 
 class ChatterMixin(GeneratorBase):
@@ -16,7 +15,7 @@ class ChatterMixin(GeneratorBase):
 
     def knowledge_base(self) -> None:
         rows = []
-        for a in handbook():
+        for a in self.seeds.handbook:
             updated = datetime.combine(a.updated_at, datetime.min.time(), tzinfo=self.tz).replace(hour=9)
             rows.append({"id": f"kb-{a.key}", "title": a.title, "body": a.body.strip(), "tags": a.tags,
                          "products": a.products, "version": a.version, "is_deprecated": a.is_deprecated,
@@ -25,7 +24,7 @@ class ChatterMixin(GeneratorBase):
         self.rows[m.KnowledgeBaseArticle] = rows
 
     def slack(self) -> None:
-        bank = phrases()
+        bank = self.seeds.phrases
         staff = self.staff_by_department()
         everyone = [e["id"] for e in self.rows[m.Employee]]
         channel_teams = {

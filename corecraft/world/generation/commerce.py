@@ -15,7 +15,7 @@ from corecraft.world.generation.base import (
     money,
     shipping_price,
 )
-from corecraft.world.seeds import WAREHOUSES
+from corecraft.world.vocab import WAREHOUSES
 
 
 class CommerceMixin(GeneratorBase):
@@ -58,7 +58,7 @@ class CommerceMixin(GeneratorBase):
             tier = customer["loyalty_tier"]
             discount = money(subtotal * self.policy.loyalty_discount_pct[tier] / 100)
             method = self.pick(self.recipe.shipping_methods)
-            shipping = shipping_price(method, subtotal - discount, tier)
+            shipping = shipping_price(self.policy, method, subtotal - discount, tier)
             order = {
                 "_order": n, "customer_id": customer["id"], "subtotal": subtotal, "discount": discount,
                 "shipping_cost": shipping, "total": money(subtotal - discount + shipping), "shipping_method": method,

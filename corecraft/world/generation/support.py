@@ -8,7 +8,6 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.generation.base import TICKET_CHANNELS, TYPE_DEPARTMENT, GeneratorBase, money
-from corecraft.world.seeds import phrases
 
 
 class SupportMixin(GeneratorBase):
@@ -82,7 +81,7 @@ class SupportMixin(GeneratorBase):
             "_order": n, "customer_id": customer["id"], "order_id": order["id"] if order else None,
             "build_id": build_id, "type": kind, "channel": self.pick(TICKET_CHANNELS), "priority": priority,
             "status": status, "assignee_id": assignee, "created_at": created, "updated_at": updated,
-            "_phrase": self.rng.choice(phrases().tickets[kind]), "_customer": customer,
+            "_phrase": self.rng.choice(self.seeds.phrases.tickets[kind]), "_customer": customer,
         }
 
     def fill_ticket_text(self) -> None:

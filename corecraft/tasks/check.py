@@ -1,0 +1,60 @@
+"""The third stage of the task pipeline: a compiled task proved runnable in its real world.
+
+:func:`check_task` loads and compiles one file, then applies its setup, checks its actor and
+replays its reference solution through the real tools; every problem is reported as
+``file:line: sentence``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from corecraft.episode import Episode
+from corecraft.tasks.compile import CompiledTask, compile_task
+from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_task
+
+__all__ = ["Problem", "check_task", "replay_problems"]
+from corecraft.tasks.setup import SetupError
+from corecraft.world.recipe import RecipeError
+
+if TYPE_CHECKING:
+    from corecraft.domain import Domain
+
+
+def check_task(path: Path, domain: Domain, replay: bool = True) -> list[Problem]:
+    """Every problem with one task file (empty list: the file is good)."""
+    try:
+        task, lines = read_task(path)
+        compiled = compile_task(task, domain.toolkit, domain.rubrics, path=path, lines=lines,
+                                text=path.read_text(encoding="utf-8"))
+    except TaskError as exc:
+        return exc.problems
+    return replay_problems(compiled, domain, lines) if replay else []
+
+
+def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines) -> list[Problem]:
+    """Setup, actor and reference replay, in the task's real world."""
+    name = str(compiled.path or f"<task {compiled.id}>")
+
+    def problem(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem(name, line_for(lines, loc), message)]
+
+    task = compiled.task
+    try:
+        episode = Episode(compiled, domain)
+    except SetupError as exc:
+        return problem(("setup", exc.index), str(exc))
+    except RecipeError as exc:
+        return problem(("world",), str(exc))
+    with episode:
+        if task.actor and episode.world.employee(task.actor) is None:
+            return problem(("actor",), f"actor {task.actor!r} is not an employee in world {task.world.recipe}")
+        out: list[Problem] = []
+        for i, call in enumerate(task.reference_solution.calls):
+            result = episode.call(call.tool, call.args)
+            if "error" in result:
+                err = result["error"]
+                out += problem(("reference_solution", "calls", i), f"reference call {i + 1} ({call.tool}) fails: "
+                                                                   f"{err['type']}: {err['message']}")
+        return out

@@ -1,0 +1,58 @@
+"""The company's pure rules: money rounding, shipping price, business days and calendar months.
+
+No I/O and no state: the generator and the tools both compute with these, so a generated order
+and a tool's quote can never disagree. The numbers come from the :class:`~corecraft.world.seeds.Policy`
+passed in.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from corecraft.world.seeds import Policy
+
+
+def money(value: float) -> float:
+    """Dollars rounded to cents (half-cents up), the one rounding rule for generated and tool amounts."""
+    return round(value + 1e-9, 2)
+
+
+def shipping_price(policy: Policy, method: str, merchandise_after_discount: float, tier: str) -> float:
+    """What shipping costs per the handbook: free ground over the threshold or for free tiers."""
+    ground = method in ("usps_ground", "ups_ground")
+    if ground and (merchandise_after_discount >= policy.free_ground_shipping_threshold
+                   or tier in policy.free_ground_shipping_tiers):
+        return 0.0
+    return policy.shipping[method].price
+
+
+def add_business_days(start: datetime, days: int) -> datetime:
+    """``start`` moved forward by ``days`` weekdays."""
+    current = start
+    while days > 0:
+        current += timedelta(days=1)
+        if current.weekday() < 5:
+            days -= 1
+    return current
+
+
+def add_months(day: date, months: int) -> date:
+    """``day`` plus whole calendar months, clamped to the month's last day (Jan 31 + 1 month = Feb 28)."""
+    index = day.year * 12 + day.month - 1 + months
+    year, month = divmod(index, 12)
+    first_of_next = date(year + (month == 11), (month + 1) % 12 + 1, 1)
+    return day.replace(year=year, month=month + 1, day=min(day.day, (first_of_next - timedelta(days=1)).day))
+
+
+def policy_facts(policy: Policy) -> dict[str, str]:
+    """The policy's numbers as the prose states them, for text written from templates (tool
+    descriptions): ``{doa_window_days}`` -> ``14``, ``{free_ground_threshold}`` -> ``$150``."""
+    pct = policy.loyalty_discount_pct
+    return {
+        "doa_window_days": str(policy.doa_window_days),
+        "price_adjustment_days": str(policy.price_adjustment_days),
+        "restocking_fee_pct": f"{policy.restocking_fee_pct:g}%",
+        "free_ground_threshold": f"${policy.free_ground_shipping_threshold:g}",
+        "loyalty_discounts": ", ".join(f"{tier} {pct[tier]:g}%" for tier in pct if pct[tier]),
+        "free_ground_tiers": ", ".join(policy.free_ground_shipping_tiers),
+    }
