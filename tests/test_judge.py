@@ -199,6 +199,20 @@ def test_server_without_json_schema_support_falls_back_to_tolerant_parsing(serve
     assert ["response_format" in b for b in server.bodies] == [True, False, False]
 
 
+def test_format_fallback_does_not_use_up_the_only_attempt(server: FakeJudgeServer, config: JudgeConfig) -> None:
+    """Regression: with max_retries=0 the 400 of a server without structured outputs used to end in
+    judge_error "no answer"; the fallback request is not a retry."""
+    def respond(body: dict[str, Any]) -> Reply:
+        if "response_format" in body:
+            return Reply(status=400, error="response_format is not supported")
+        return Reply('{"reason": "It thanks the customer.", "verdict": "yes"}')
+
+    server.respond = respond
+    judge = Judge(config.model_copy(update={"max_retries": 0}))
+    assert judge.grade([criterion()], TRANSCRIPT) == [Verdict("met", "It thanks the customer.")]
+    assert server.requests == 2
+
+
 def test_other_bad_requests_are_judge_errors(server: FakeJudgeServer, config: JudgeConfig) -> None:
     server.respond = lambda body: Reply(status=400, error="model test-judge does not exist")
     [got] = ask(config)

@@ -110,7 +110,7 @@ def test_list_refuses_a_library_with_a_broken_file_as_loading_a_split_does(root:
     code, out, err = invoke("list", "--root", str(root))
     assert code == 1 and listed(out) == []
     assert "tasks check" in err and "bad.yaml:4: category" in err
-    with pytest.raises(TaskError, match="bad.yaml:4: category"):
+    with pytest.raises(TaskError, match=r"bad\.yaml:4: category"):
         default_domain().library(root).split("dev")
 
 

@@ -10,6 +10,7 @@ breakdown shows where the time goes.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 
 from corecraft.bench.timing import median, ms, p99, report, samples
 from corecraft.domain import default_domain
@@ -37,9 +38,9 @@ def _replayed(task_id: str) -> tuple[Episode, CompiledTask]:
         if "error" in result:
             raise RuntimeError(f"{task_id}: reference call {call.tool} failed: {result['error']}")
     episode.transcript.reply = task.task.reference_solution.reply
-    result = grade(task, episode.transcript, episode.world, episode.start)
-    if not result.passed:
-        raise RuntimeError(f"{task_id}: the reference solution does not pass: {result.criteria}")
+    graded = grade(task, episode.transcript, episode.world, episode.start)
+    if not graded.passed:
+        raise RuntimeError(f"{task_id}: the reference solution does not pass: {graded.criteria}")
     return episode, task
 
 
@@ -66,7 +67,7 @@ def run(task_id: str = TASK, repeat: int = 200) -> list[tuple[str, str, str, str
             ("grade p99", ms(p99(times)), "", ""),
         ]
         for kind, items in by_kind.items():
-            rows.append((f"  {kind} ({len(items)})", ms(median(samples(lambda k=kind: check_all(k), repeat))), "", ""))
+            rows.append((f"  {kind} ({len(items)})", ms(median(samples(partial(check_all, kind), repeat))), "", ""))
         return rows
     finally:
         episode.close()

@@ -129,7 +129,7 @@ def _compact(value: Any) -> Any:
 def _criterion_summary(c: Any) -> str:
     """What a criterion checks, in one line: its description, or its main fields."""
     if c.description:
-        return c.description
+        return str(c.description)
     fields = c.model_dump(exclude={"id", "kind", "weight", "description"}, exclude_defaults=True, by_alias=True)
     return json.dumps(_compact(fields), default=str)[:300]
 

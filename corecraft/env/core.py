@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 
@@ -87,7 +87,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
       ``corecraft eval`` records in ``summary.json`` (task contents + world hashes + version).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 (Gymnasium's own attribute)
 
     def __init__(self, split: str = "train", task_id: str | None = None, world: str | None = None,
                  max_steps: int = 50, judge: JudgeConfig | dict[str, Any] | None = None,

@@ -43,7 +43,7 @@ def world_diff(end: sqlite3.Connection, start: Snapshot) -> dict[str, TableDiff]
         touched = _touched_tables(end, start)
         out: dict[str, TableDiff] = {}
         for model in models.ALL_TABLES:
-            if touched is not None and model.__tablename__ not in touched:
+            if touched is not None and db.table_name(model) not in touched:
                 continue
             diff = _table_diff(end, db.table(model), db.column_names(model))
             if diff.changed:

@@ -52,7 +52,7 @@ def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snaps
         else:
             for c, verdict in zip(judged, judge.grade(judged, transcript), strict=True):
                 results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight,
-                                                status=verdict.status, reason=verdict.reason)  # type: ignore[arg-type]
+                                                status=verdict.status, reason=verdict.reason)
     ordered = [results[c.id] for c in criteria]
     mines = [MinefieldResult(id=m.id, tripped=t, reason=r) for m in task.task.minefields for t, r in [minefield(m, ev)]]
     graded = [r for r in ordered if r.status in ("met", "not_met")]

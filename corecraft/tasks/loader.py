@@ -59,7 +59,8 @@ def _lines(node: yaml.Node, path: tuple[Any, ...] = ()) -> Lines:
 
 def line_for(lines: Lines, loc: tuple[Any, ...]) -> int:
     """The line of the deepest known node on ``loc`` (skips union tags pydantic adds to paths)."""
-    best, path = 1, ()
+    best = 1
+    path: tuple[Any, ...] = ()
     for part in loc:
         if (*path, part) in lines:
             path = (*path, part)

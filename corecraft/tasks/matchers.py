@@ -68,11 +68,10 @@ class Matcher(BaseModel):
         if "ne" in f and value == self.ne:
             return f"{value!r} == {self.ne!r}"
         number = _number(value)
-        for name, test in (("approx", lambda n: abs(n - self.approx) <= self.tol + 1e-9),  # type: ignore[operator]
-                           ("gt", lambda n: n > self.gt), ("gte", lambda n: n >= self.gte),  # type: ignore[operator]
-                           ("lt", lambda n: n < self.lt), ("lte", lambda n: n <= self.lte)):  # type: ignore[operator]
-            if name in f and (number is None or not test(number)):
-                return f"{value!r} fails {name} {getattr(self, name)!r}"
+        for name, bound in (("approx", self.approx), ("gt", self.gt), ("gte", self.gte), ("lt", self.lt),
+                            ("lte", self.lte)):
+            if name in f and (number is None or bound is None or not _compare(name, number, bound, self.tol)):
+                return f"{value!r} fails {name} {bound!r}"
         if "regex" in f and (value is None or not re.search(self.regex, str(value), re.IGNORECASE)):  # type: ignore[arg-type]
             return f"{_short(value)} does not match /{self.regex}/"
         if "one_of" in f and value not in (self.one_of or []):
@@ -82,6 +81,13 @@ class Matcher(BaseModel):
         if "not_contains" in f and _contains(value, self.not_contains):
             return f"{_short(value)} contains {self.not_contains!r}"
         return ""
+
+
+def _compare(name: str, number: float, bound: float, tol: float) -> bool:
+    """``number`` against ``bound`` by the comparison ``name`` (approx, gt, gte, lt, lte)."""
+    if name == "approx":
+        return abs(number - bound) <= tol + 1e-9
+    return {"gt": number > bound, "gte": number >= bound, "lt": number < bound, "lte": number <= bound}[name]
 
 
 def _loose_eq(value: Any, expected: Any) -> bool:

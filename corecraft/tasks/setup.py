@@ -44,7 +44,7 @@ def _check_references(world: World, model: type, values: dict[str, Any]) -> None
             target = fk.column.table.name
             found = world.conn.execute(f'SELECT 1 FROM "{target}" WHERE {fk.column.name} = ?', (value,)).fetchone()
             if found is None:
-                name = next(t.__name__ for t in models.ALL_TABLES if t.__tablename__ == target)
+                name = next(t.__name__ for t in models.ALL_TABLES if db.table_name(t) == target)
                 raise ValueError(f"{model.__name__}.{column}: no {name} with id {value!r}")
 
 
@@ -58,7 +58,7 @@ def apply_setup(world: World, steps: list[SetupStep]) -> None:
         try:
             if isinstance(step, SetupInsert):
                 row = {k: _coerce(model, k, v, world) for k, v in step.row.items()}
-                missing = [n for n, f in model.model_fields.items() if f.is_required() and n not in row]  # type: ignore[attr-defined]
+                missing = [n for n, f in model.model_fields.items() if f.is_required() and n not in row]
                 if missing:
                     raise ValueError(f"{name} row lacks required field(s) {', '.join(missing)}")
                 _check_references(world, model, row)

@@ -586,7 +586,10 @@ def check_warranty_status(ctx: ToolContext, args: CheckWarrantyArgs) -> dict[str
     if on_order is None:
         raise ToolError("not_found", f"product {product['id']!r} is not on order {order['id']!r}",
                         "product_id")
-    bought = local(ctx, order["created_at"]).date()
+    ordered = local(ctx, order["created_at"])
+    if ordered is None:
+        raise ToolError("invalid_request", f"order {order['id']} has no order date")
+    bought = ordered.date()
     expires = add_months(bought, product["warranty_months"])
     today = ctx.world.now.date()
     covered = today <= expires

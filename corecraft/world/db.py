@@ -13,11 +13,13 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, tzinfo
-from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import JSON, Boolean, Date, DateTime
 from sqlmodel import SQLModel
+
+from corecraft.world import models
 
 _DT_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
@@ -53,7 +55,7 @@ def _dec_json(value: str | None, tz: tzinfo) -> Any:
     return None if value is None else json.loads(value)
 
 
-def _dec_bool(value: int | None, tz: tzinfo) -> bool | None:
+def _dec_bool(value: Any, tz: tzinfo) -> bool | None:
     return None if value is None else bool(value)
 
 
@@ -69,9 +71,11 @@ def _none_safe(fn: Encoder) -> Encoder:
     return lambda v: None if v is None else fn(v)
 
 
-@cache
-def _codecs(model: type[SQLModel]) -> tuple[tuple[str, Encoder, Decoder], ...]:
-    out = []
+Codec = tuple[str, Encoder, Decoder]
+
+
+def _build_codecs(model: type[SQLModel]) -> tuple[Codec, ...]:
+    out: list[Codec] = []
     for column in model.__table__.columns:  # type: ignore[attr-defined]
         kind = column.type
         if isinstance(kind, JSON):
@@ -87,9 +91,22 @@ def _codecs(model: type[SQLModel]) -> tuple[tuple[str, Encoder, Decoder], ...]:
     return tuple(out)
 
 
+_CODECS = MappingProxyType({model: _build_codecs(model) for model in models.ALL_TABLES})
+"""Every table's column codecs, in column order (a constant, built once at import)."""
+
+
+def _codecs(model: type[SQLModel]) -> tuple[Codec, ...]:
+    return _CODECS[model]
+
+
+def table_name(model: type[SQLModel]) -> str:
+    """The SQL table name of a model."""
+    return str(model.__tablename__)
+
+
 def table(model: type[SQLModel]) -> str:
     """The SQL table name of a model, quoted for use in SQL text."""
-    return f'"{model.__tablename__}"'
+    return f'"{table_name(model)}"'
 
 
 def column_names(model: type[SQLModel]) -> tuple[str, ...]:

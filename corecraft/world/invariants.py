@@ -72,8 +72,8 @@ FORECASTS = {("shipment", "eta")}
 def _dated_columns() -> Iterator[tuple[str, str]]:
     for model in models.ALL_TABLES:
         for name in db.datetime_columns(model):
-            if (model.__tablename__, name) not in FORECASTS:
-                yield model.__tablename__, name
+            if (db.table_name(model), name) not in FORECASTS:
+                yield db.table_name(model), name
 
 
 def violations(world: World, rules: Policy) -> list[str]:

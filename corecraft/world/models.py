@@ -12,7 +12,29 @@ from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import JSON, Column
-from sqlmodel import Field, SQLModel
+from sqlmodel import AutoString, Field, SQLModel
+
+from corecraft.world.vocab import (
+    Carrier,
+    Category,
+    Department,
+    EscalationType,
+    LoyaltyTier,
+    OrderStatus,
+    OwnerType,
+    PaymentMethod,
+    PaymentStatus,
+    Priority,
+    RefundReason,
+    RefundStatus,
+    ResolutionOutcome,
+    ShipmentStatus,
+    StockStatus,
+    TicketChannel,
+    TicketStatus,
+    TicketType,
+    Title,
+)
 
 
 def _json(**kwargs: Any) -> Any:
@@ -28,7 +50,7 @@ class Customer(SQLModel, table=True):
     phone: str | None = None
     date_of_birth: date | None = None
     addresses: list[dict[str, str]] = _json(nullable=False)
-    loyalty_tier: str = Field(index=True)
+    loyalty_tier: LoyaltyTier = Field(index=True, sa_type=AutoString)
     created_at: datetime = Field(index=True)
 
 
@@ -38,8 +60,8 @@ class Employee(SQLModel, table=True):
     id: str = Field(primary_key=True)
     name: str = Field(index=True)
     email: str = Field(index=True)
-    department: str = Field(index=True)
-    title: str
+    department: Department = Field(index=True, sa_type=AutoString)
+    title: Title = Field(sa_type=AutoString)
     manager_id: str | None = Field(default=None, foreign_key="employee.id")
     refund_limit: float
     can_approve_exceptions: bool
@@ -52,13 +74,13 @@ class Product(SQLModel, table=True):
     sku: str = Field(index=True, unique=True)
     name: str = Field(index=True)
     brand: str = Field(index=True)
-    category: str = Field(index=True)
+    category: Category = Field(index=True, sa_type=AutoString)
     price: float
     description: str
     specs: dict[str, Any] = _json(nullable=False)
     warranty_months: int
     inventory: dict[str, int] = _json(nullable=False)
-    stock_status: str = Field(index=True)
+    stock_status: StockStatus = Field(index=True, sa_type=AutoString)
 
 
 class Build(SQLModel, table=True):
@@ -67,7 +89,7 @@ class Build(SQLModel, table=True):
     id: str = Field(primary_key=True)
     name: str = Field(index=True)
     customer_id: str | None = Field(default=None, foreign_key="customer.id", index=True)
-    owner_type: str
+    owner_type: OwnerType = Field(sa_type=AutoString)
     created_at: datetime
 
 
@@ -87,12 +109,12 @@ class Order(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     customer_id: str = Field(foreign_key="customer.id", index=True)
-    status: str = Field(index=True)
+    status: OrderStatus = Field(index=True, sa_type=AutoString)
     subtotal: float
     discount: float
     shipping_cost: float
     total: float
-    shipping_method: str
+    shipping_method: Carrier = Field(sa_type=AutoString)
     shipping_address: dict[str, str] = _json(nullable=False)
     build_id: str | None = Field(default=None, foreign_key="build.id", index=True)
     created_at: datetime = Field(index=True)
@@ -115,8 +137,8 @@ class Payment(SQLModel, table=True):
     id: str = Field(primary_key=True)
     order_id: str = Field(foreign_key="order.id", index=True)
     amount: float
-    method: str
-    status: str = Field(index=True)
+    method: PaymentMethod = Field(sa_type=AutoString)
+    status: PaymentStatus = Field(index=True, sa_type=AutoString)
     transaction_id: str = Field(index=True)
     processed_at: datetime = Field(index=True)
 
@@ -126,9 +148,9 @@ class Shipment(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     order_id: str = Field(foreign_key="order.id", index=True)
-    carrier: str = Field(index=True)
+    carrier: Carrier = Field(index=True, sa_type=AutoString)
     tracking_number: str = Field(index=True)
-    status: str = Field(index=True)
+    status: ShipmentStatus = Field(index=True, sa_type=AutoString)
     shipped_at: datetime
     eta: datetime | None = None
     delivered_at: datetime | None = None
@@ -144,10 +166,10 @@ class SupportTicket(SQLModel, table=True):
     customer_id: str = Field(foreign_key="customer.id", index=True)
     order_id: str | None = Field(default=None, foreign_key="order.id", index=True)
     build_id: str | None = Field(default=None, foreign_key="build.id")
-    type: str = Field(index=True)
-    channel: str
-    priority: str = Field(index=True)
-    status: str = Field(index=True)
+    type: TicketType = Field(index=True, sa_type=AutoString)
+    channel: TicketChannel = Field(sa_type=AutoString)
+    priority: Priority = Field(index=True, sa_type=AutoString)
+    status: TicketStatus = Field(index=True, sa_type=AutoString)
     subject: str
     body: str
     assignee_id: str | None = Field(default=None, foreign_key="employee.id", index=True)
@@ -163,8 +185,8 @@ class Refund(SQLModel, table=True):
     ticket_id: str | None = Field(default=None, foreign_key="supportticket.id", index=True)
     lines: list[dict[str, Any]] = _json(nullable=False)
     amount: float
-    reason: str = Field(index=True)
-    status: str = Field(index=True)
+    reason: RefundReason = Field(index=True, sa_type=AutoString)
+    status: RefundStatus = Field(index=True, sa_type=AutoString)
     approved_by_id: str | None = Field(default=None, foreign_key="employee.id", index=True)
     created_at: datetime = Field(index=True)
     processed_at: datetime | None = None
@@ -175,8 +197,8 @@ class Escalation(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     ticket_id: str = Field(foreign_key="supportticket.id", index=True)
-    type: str = Field(index=True)
-    destination: str = Field(index=True)
+    type: EscalationType = Field(index=True, sa_type=AutoString)
+    destination: Department = Field(index=True, sa_type=AutoString)
     notes: str
     created_by_id: str | None = Field(default=None, foreign_key="employee.id")
     created_at: datetime = Field(index=True)
@@ -188,7 +210,7 @@ class Resolution(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     ticket_id: str = Field(foreign_key="supportticket.id", index=True)
-    outcome: str = Field(index=True)
+    outcome: ResolutionOutcome = Field(index=True, sa_type=AutoString)
     resolved_by_id: str = Field(foreign_key="employee.id", index=True)
     refund_id: str | None = Field(default=None, foreign_key="refund.id")
     details: str

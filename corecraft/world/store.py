@@ -30,7 +30,7 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
-from corecraft.world import models
+from corecraft.world import db, models
 from corecraft.world.generator import GENERATOR_VERSION, build_world, enable_foreign_keys
 from corecraft.world.recipe import Recipe, load_recipe
 from corecraft.world.seeds import Seeds
@@ -71,21 +71,20 @@ def copy_connection(data: bytes) -> sqlite3.Connection:
 def world_hash(conn: sqlite3.Connection) -> str:
     """A stable digest of the world's content, independent of row insertion order."""
     digest = hashlib.sha256()
-    for name in sorted(t.__tablename__ for t in models.ALL_TABLES):
+    for name in sorted(db.table_name(t) for t in models.ALL_TABLES):
         digest.update(name.encode())
         for row in conn.execute(f'SELECT * FROM "{name}" ORDER BY id'):
             digest.update(json.dumps(row, separators=(",", ":"), default=str).encode())
     return digest.hexdigest()
 
 
-def code_fingerprint(seeds_folder: Path) -> str:
+def code_fingerprint(seeds_folder: Path, world_package: Path = Path(models.__file__).parent) -> str:
     """A digest of everything a template depends on besides the recipe: the seed files, every module
     of the world package (generator, models, recipes, seeds, rules), and the Faker and SQLite versions
     (their output is part of the bytes)."""
     digest = hashlib.sha256(f"{GENERATOR_VERSION}|{faker.VERSION}|{sqlite3.sqlite_version}".encode())
     for path in sorted(seeds_folder.glob("*.yaml")):
         digest.update(path.read_bytes())
-    world_package = Path(models.__file__).parent
     for path in sorted(world_package.rglob("*.py")):
         digest.update(str(path.relative_to(world_package)).encode())
         digest.update(path.read_bytes())
@@ -243,7 +242,7 @@ class World:
     def counts(self) -> dict[str, int]:
         """Rows per entity type (the 14 types), by model name."""
         return {
-            t.__name__: int(self.conn.execute(f'SELECT count(*) FROM "{t.__tablename__}"').fetchone()[0])
+            t.__name__: int(self.conn.execute(f"SELECT count(*) FROM {db.table(t)}").fetchone()[0])
             for t in models.ENTITY_TYPES
         }
 
