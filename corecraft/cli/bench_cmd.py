@@ -44,3 +44,11 @@ def grade(task: Annotated[str, typer.Option("--task", "-t", help="Task whose ref
     from corecraft.bench.grade import main
 
     main(task, repeat)
+
+
+@app.command()
+def memory() -> None:
+    """Resident memory of one process that touches every task, with the template store bounded or not."""
+    from corecraft.bench.memory import main
+
+    main()
