@@ -1,9 +1,10 @@
 """``corecraft eval``: run agents over a split through the Gymnasium env and score them.
 
-Metrics: pass@1 (mean success probability per task, averaged), pass^k for k up to the number of
-trials (tau-bench's unbiased estimator: the chance that k trials drawn from n all pass), mean
-reward, each overall and by category and difficulty. Writes ``results.jsonl`` (one line per
-episode: task, trial, reward, passed, criteria, transcript) and ``summary.json``.
+Metrics: pass@1 (mean success probability per task, averaged), pass^k for 2 <= k <= the number
+of trials (tau-bench's unbiased estimator: the chance that k trials drawn from n all pass; pass^1
+would equal pass@1), mean reward, each overall and by category and difficulty. Writes
+``results.jsonl`` (one line per episode: task, trial, reward, passed, criteria, transcript) and
+``summary.json``, which also records what the run was: task set, agent, model and judge.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def summarise(records: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
         if not runs:
             return out
         out["pass@1"] = sum(sum(r["passed"] for r in rs) / len(rs) for rs in runs) / len(runs)
-        for k in range(1, trials + 1):
+        for k in range(2, trials + 1):
             out[f"pass^{k}"] = sum(pass_hat_k(sum(r["passed"] for r in rs), len(rs), k) for rs in runs) / len(runs)
         out["mean_reward"] = sum(r["reward"] for rs in runs for r in rs) / sum(len(rs) for rs in runs)
         return out
@@ -85,10 +86,22 @@ def summarise(records: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
     return summary
 
 
+def run_metadata(records: list[dict[str, Any]], trials: int, judge: JudgeConfig | None,
+                 agent_name: str | None, agent_model: str | None) -> dict[str, Any]:
+    """Who was measured and how: agent and model names, trials, the judge model (``None``: no judge)
+    and how many criteria went ungraded or hit a judge error across all episodes."""
+    statuses = [c["status"] for r in records for c in r["criteria"]]
+    return {"agent": {"name": agent_name, "model": agent_model}, "trials": trials,
+            "judge": {"model": judge.model if judge else None, "ungraded": statuses.count("ungraded"),
+                      "judge_errors": statuses.count("judge_error")}}
+
+
 def evaluate(tasks: Sequence[CompiledTask], make_agent: AgentFactory, trials: int = 1, concurrency: int = 1,
              judge: JudgeConfig | None = None, max_steps: int = 50, out: Path | None = None,
-             progress: Callable[[], None] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run every (task, trial) episode, optionally in parallel threads; write results if ``out``."""
+             progress: Callable[[], None] | None = None, agent_name: str | None = None,
+             agent_model: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run every (task, trial) episode, optionally in parallel threads; write results if ``out``.
+    ``agent_name`` and ``agent_model`` are recorded in the summary as given."""
     jobs = [(task, trial) for task in tasks for trial in range(trials)]
 
     def one(job: tuple[CompiledTask, int]) -> dict[str, Any]:
@@ -102,6 +115,7 @@ def evaluate(tasks: Sequence[CompiledTask], make_agent: AgentFactory, trials: in
         records = list(pool.map(one, jobs))
     summary = summarise(records, trials)
     summary["task_set"] = default_domain().tasks.digest(tasks)
+    summary.update(run_metadata(records, trials, judge, agent_name, agent_model))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         with (out / "results.jsonl").open("w", encoding="utf-8") as handle:

@@ -1,4 +1,4 @@
-"""``corecraft eval``: reference vs random on real tasks, metrics, files and the HTML report."""
+"""``corecraft eval``: reference vs random on real tasks, metrics, files and where the report goes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from corecraft.agents.baselines import RandomAgent, ReferenceAgent
 from corecraft.cli.main import app
 from corecraft.domain import default_domain
 from corecraft.evaluate import evaluate, pass_hat_k, summarise
-from corecraft.report import write_report
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
@@ -53,12 +52,15 @@ def test_reference_beats_random_and_files_are_written(tmp_path: Path) -> None:
     assert ref_records[0]["transcript"] == ref_records[1]["transcript"]  # same actions, same episode
 
 
-def test_report_escapes_and_shows_criteria(tmp_path: Path) -> None:
+def test_summary_has_no_pass_hat_1_and_records_the_run(tmp_path: Path) -> None:
     tasks = [default_domain().tasks.get("doa_cpu_refund_kayla")]
-    evaluate(tasks, ReferenceAgent, out=tmp_path)
-    html = write_report(tmp_path, "<run & report>").read_text()
-    assert "&lt;run &amp; report&gt;" in html and "<run & report>" not in html
-    assert "doa_refund_created" in html and "trajectory" in html
+    records, summary = evaluate(tasks, RandomAgent, out=tmp_path, agent_name="random")
+    assert "pass^1" not in summary["overall"] and "pass@1" in summary["overall"]
+    ungraded = sum(c["status"] == "ungraded" for r in records for c in r["criteria"])
+    assert ungraded > 0  # the task has judge criteria and no judge is configured
+    assert summary["agent"] == {"name": "random", "model": None} and summary["trials"] == 1
+    assert summary["judge"] == {"model": None, "ungraded": ungraded, "judge_errors": 0}
+    assert json.loads((tmp_path / "summary.json").read_text())["judge"] == summary["judge"]
 
 
 def test_cli_eval_prints_the_table(tmp_path: Path) -> None:
@@ -66,6 +68,8 @@ def test_cli_eval_prints_the_table(tmp_path: Path) -> None:
                                       "--tasks", "doa_cpu_refund_kayla", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "reference" in result.output and "random" in result.output and "pass@1" in result.output
-    assert (tmp_path / "random" / "report.html").exists()
+    assert (tmp_path / "report.html").exists() and not (tmp_path / "random" / "report.html").exists()
+    html = (tmp_path / "report.html").read_text()
+    assert "reference" in html and "random" in html and "doa_cpu_refund_kayla" in html
     bad = CliRunner().invoke(app, ["eval", "--agent", "nobody", "--tasks", "doa_cpu_refund_kayla", "--split", "train"])
     assert bad.exit_code == 2

@@ -35,7 +35,7 @@ def eval_command(
     tasks: Annotated[list[str] | None, typer.Option(help="Only these task ids.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
     max_steps: Annotated[int, typer.Option(min=1)] = 50,
-    out: Annotated[Path | None, typer.Option(help="Folder for results.jsonl and summary.json.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder: <agent>/results.jsonl, <agent>/summary.json, report.html.")] = None,
 ) -> None:
     """Run agents over a split and print pass@1, pass^k and mean reward, overall and by group."""
     pool = default_domain().tasks.split(split)
@@ -58,18 +58,21 @@ def eval_command(
                       f"openai{needs_model}")
         raise typer.Exit(2)
     summaries = {}
-    for name in agent:
+    for name in dict.fromkeys(agent):
         factory = factories[name]
         with Progress(console=console, transient=True) as progress, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             bar = progress.add_task(f"{name} on {split}", total=len(pool) * trials)
             _, summary = evaluate(pool, factory, trials=trials, concurrency=concurrency, judge=judge,
                                   max_steps=max_steps, out=out / name if out else None,
-                                  progress=lambda b=bar: progress.advance(b))
+                                  progress=lambda b=bar: progress.advance(b),
+                                  agent_name=name, agent_model=model if name == "openai" else None)
         summaries[name] = summary
         if out is not None:
-            report = write_report(out / name, f"corecraft eval — {name} on {split}")
-            console.print(f"{name}: results in {out / name} (report: {report})")
+            console.print(f"{name}: results in {out / name}")
+    if out is not None:
+        report = write_report(out, list(summaries), f"corecraft eval — {', '.join(summaries)} on {split}")
+        console.print(f"report comparing {', '.join(summaries)}: {report}")
     _print(summaries, split, trials)
 
 
