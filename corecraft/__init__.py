@@ -19,7 +19,11 @@ __version__ = VERSION
 ENV_ID = "CoreCraft-v0"
 
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="corecraft.env.core:CoreCraftEnv")
+    gymnasium.register(
+        id=ENV_ID, entry_point="corecraft.env.core:CoreCraftEnv",
+        additional_wrappers=(gymnasium.envs.registration.WrapperSpec(
+            name="GradeCutOffEpisodes", entry_point="corecraft.env.core:GradeCutOffEpisodes", kwargs={}),),
+    )
 
 _LAZY = {
     "CoreCraftEnv": "corecraft.env.core",
@@ -28,9 +32,14 @@ _LAZY = {
     "run_group": "corecraft.env.group",
     "Domain": "corecraft.domain",
     "default_domain": "corecraft.domain",
+    "tasks": "corecraft.tasks",
+    "task": "corecraft.api",
+    "reference_actions": "corecraft.api",
+    "grade": "corecraft.api",
 }
 
 if TYPE_CHECKING:
+    from corecraft.api import grade, reference_actions, task, tasks
     from corecraft.domain import Domain, default_domain
     from corecraft.env.core import CoreCraftEnv
     from corecraft.env.group import GroupResult, make_group, run_group
@@ -40,8 +49,10 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'corecraft' has no attribute {name!r}")
+    if module == f"corecraft.{name}":  # a callable subpackage (corecraft.tasks)
+        return importlib.import_module(module)
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["ENV_ID", "CoreCraftEnv", "Domain", "GroupResult", "__version__", "default_domain", "make_group",
-           "run_group"]
+__all__ = ["ENV_ID", "CoreCraftEnv", "Domain", "GroupResult", "__version__", "default_domain", "grade", "make_group",
+           "reference_actions", "run_group", "task", "tasks"]

@@ -1,7 +1,8 @@
 """One attempt at one task: a fresh world (the task's start snapshot), tool calls recorded into a
 transcript, and grading at the end. The Gymnasium env, ``corecraft eval``, the MCP server, task
 checks and the tests all run episodes through this class. Use it as a context manager (or call
-:meth:`Episode.close`) so the world's connection is released.
+:meth:`Episode.close`) so the world's connection is released. An episode pickles and deep-copies
+mid-way (its world travels as database bytes), which is how envs are forked.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_parallel_tool_calls_and_tool_messages_match_ids() -> None:
         {"id": "a1", "type": "function", "function": {"name": "search_customers", "arguments": '{"query": "Kayla"}'}},
         {"id": "a2", "type": "function", "function": {"name": "search_knowledge_base", "arguments": '{"query": "DOA"}'}},
     ]}
-    obs, _reward, terminated, _truncated, _ = env.step(json.dumps(message))
+    obs, _reward, terminated, _truncated, _ = env.step(message)
     assert [m["tool_call_id"] for m in obs] == ["a1", "a2"] and not terminated
     assert json.loads(obs[0]["content"])["total"] >= 1
     responses = {"type": "function_call", "call_id": "r1", "name": "search_tickets", "arguments": "{}"}

@@ -1,6 +1,10 @@
 """Reading an agent's action: OpenAI assistant messages (dict or client object), single tool
-calls in Chat Completions or Responses shape, lists of them, JSON strings of any of these, or
-plain text (the final reply).
+calls in Chat Completions or Responses shape, lists of them, or text.
+
+**The final-reply rule:** a string is always the final reply, whatever it looks like — a reply
+that happens to be JSON (``'{"answer": 7}'``) ends the episode and is graded as text. Tool calls
+are structured values only (dicts, lists of dicts, or the openai client's objects); a model's raw
+JSON text must be parsed by the caller (``json.loads``) before it is sent as an action.
 """
 
 from __future__ import annotations
@@ -64,14 +68,7 @@ def read_action(action: Any, step: int) -> Turn:
     if hasattr(action, "model_dump"):  # an openai client object (ChatCompletionMessage, tool call…)
         action = action.model_dump(exclude_none=True)
     if isinstance(action, str):
-        stripped = action.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                action = json.loads(stripped)
-            except json.JSONDecodeError:
-                return Turn(text=action, calls=())
-        else:
-            return Turn(text=action, calls=())
+        return Turn(text=action, calls=())
     default = f"call_{step}_{{}}"
     if isinstance(action, list):
         if not action:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +65,13 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     graded criteria met, 0 if a minefield tripped.
 
     ## Episode End
-    A final reply ends the episode (``terminated``). After ``max_steps`` steps without one, the
-    episode is ``truncated`` and graded with an empty reply. Both are graded inside the env; no
-    ``TimeLimit`` wrapper is needed. A malformed action costs a step but does not end the episode.
+    A final reply ends the episode (``terminated``). A string action is always the final reply,
+    even when it looks like JSON; tool calls are sent as dicts or message objects. After
+    ``max_steps`` steps without a reply the episode is ``truncated`` and graded with an empty
+    reply. Both are graded inside the env, so no ``TimeLimit`` is needed; when ``gymnasium.make(...,
+    max_episode_steps=N)`` adds one anyway, the registered :class:`GradeCutOffEpisodes` wrapper (outside
+    it) grades the episode it cuts off, on that same step. A malformed action costs a step but does
+    not end the episode.
 
     ## Information
     ``reset``: ``task_id``, ``split``, ``category``, ``difficulty`` and ``tools`` (OpenAI function
@@ -80,6 +86,12 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     - ``world``: run the task in another world recipe. ``max_steps``: step budget (default 50).
     - ``judge``: a :class:`JudgeConfig` or its dict; with none, ``llm_judge`` criteria are ``ungraded``.
     - ``render_mode``: ``"ansi"`` prints the transcript. ``tasks_root``: another task folder.
+
+    ## Forking
+    ``fork()`` returns an independent env that continues from the current step (its world, transcript
+    and step count copied); ``snapshot()``/``restore(state)`` rewind this env to a saved point. An
+    env pickles and deep-copies mid-episode (the world travels as database bytes), for tree search,
+    branching rollouts and ``AsyncVectorEnv``.
 
     ## Version History
     - v0: the 23 tools of ``tools/catalog.json``; the default world pinned by its content hash
@@ -193,20 +205,50 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         self.messages += added
         return self._after(added, final=None)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the caches of compiled tasks (they come back from the library on demand)."""
+        state = dict(self.__dict__)
+        state["_tasks"], state["_found"] = None, {}
+        return state
+
+    def fork(self) -> CoreCraftEnv:
+        """An independent env that continues this episode from the current step."""
+        return copy.deepcopy(self)
+
+    def snapshot(self) -> bytes:
+        """The episode as it is now (world, transcript, messages, step count, random state), as bytes."""
+        return pickle.dumps(self.__getstate__())
+
+    def restore(self, state: bytes) -> None:
+        """Rewind to a :meth:`snapshot` of this env (or of any env of the same task set)."""
+        if self.episode is not None:
+            self.episode.close()
+        self.__dict__.update(pickle.loads(state))
+
     def _after(self, added: list[dict[str, Any]], final: str | None
                ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         terminated = final is not None
         truncated = not terminated and self.steps >= self.max_steps
         if not (terminated or truncated):
             return added, 0.0, False, False, {}
-        assert self.episode is not None
+        reward, info = self.grade(final or "")
+        return added, reward, terminated, truncated, info
+
+    def grade(self, reply: str = "") -> tuple[float, dict[str, Any]]:
+        """End the episode now and grade it with ``reply`` (empty: cut off without a reply).
+
+        ``step`` calls this when the episode ends; a wrapper that cuts an episode short from outside
+        (Gymnasium's ``TimeLimit``) calls it too, so every ended episode is graded.
+        """
+        if self.episode is None or self.done:
+            raise RuntimeError("no episode in progress to grade")
         self.done = True
-        result = self.episode.finish(final or "", messages=self.messages, judge=self.judge)
+        result = self.episode.finish(reply, messages=self.messages, judge=self.judge)
         self.last_result = result.model_dump()
         info = {"task_id": result.task_id, "passed": result.passed, "reward": result.reward,
                 "criteria": self.last_result["criteria"], "minefields": self.last_result["minefields"],
                 "ungraded": result.ungraded, "judge_errors": result.judge_errors, "steps": self.steps}
-        return added, float(result.reward), terminated, truncated, info
+        return float(result.reward), info
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -226,3 +268,21 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         if self.episode is not None:
             self.episode.close()
             self.episode = None
+
+
+class GradeCutOffEpisodes(gym.Wrapper[list[dict[str, Any]], Any, list[dict[str, Any]], Any],
+                          gym.utils.RecordConstructorArgs):
+    """Grades an episode that a wrapper below it truncated (``TimeLimit`` from ``max_episode_steps``),
+    so the last step carries the reward and the breakdown like any other ended episode.
+    ``gymnasium.make("CoreCraft-v0")`` applies it as the outermost wrapper."""
+
+    def __init__(self, env: gym.Env[list[dict[str, Any]], Any]) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+
+    def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        inner = self.env.unwrapped
+        if truncated and not terminated and isinstance(inner, CoreCraftEnv) and not inner.done:
+            reward, info = inner.grade("")
+        return obs, float(reward), terminated, truncated, info

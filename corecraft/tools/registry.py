@@ -14,6 +14,7 @@ exactly as it was (every call runs inside a SQLite savepoint that is rolled back
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import sqlite3
@@ -67,13 +68,27 @@ Handler = Callable[[ToolContext, Any], dict[str, Any]]
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its name, argument model, handler, whether it only reads, and its docstring."""
+    """One tool: its name, argument model, handler, whether it only reads, and its docstring.
+
+    A tool pickles by reference (the module attribute it is defined as), so toolkits, episodes and
+    envs can be pickled and copied.
+    """
 
     name: str
     args: type[Args]
     handler: Handler
     read_only: bool
     doc: str
+
+    def __reduce__(self) -> tuple[Callable[[str, str], Tool], tuple[str, str]]:
+        return _tool_by_reference, (self.handler.__module__, self.name)
+
+
+def _tool_by_reference(module: str, name: str) -> Tool:
+    found = getattr(importlib.import_module(module), name)
+    if not isinstance(found, Tool):
+        raise TypeError(f"{module}.{name} is not a tool")
+    return found
 
 
 def tool(*, read_only: bool) -> Callable[[Callable[[ToolContext, A], dict[str, Any]]], Tool]:

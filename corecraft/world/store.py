@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import faker
@@ -207,6 +208,15 @@ class World:
         tz = ZoneInfo(meta["timezone"])
         return cls(recipe=meta["recipe"], seed=int(meta["seed"]), conn=conn,
                    now=datetime.fromisoformat(meta["now"]).astimezone(tz), tz=tz)
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled as its database bytes (a connection cannot be pickled); the session is not kept."""
+        return {"recipe": self.recipe, "seed": self.seed, "data": self.conn.serialize(), "now": self.now, "tz": self.tz}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.recipe, self.seed, self.now, self.tz = state["recipe"], state["seed"], state["now"], state["tz"]
+        self.conn = copy_connection(state["data"])
+        self._session = None
 
     def fork(self) -> World:
         """An independent copy of this world as it is now."""
