@@ -44,3 +44,11 @@ def grade(task: Annotated[str, typer.Option("--task", "-t", help="Task whose ref
     from corecraft.bench.grade import main
 
     main(task, repeat)
+
+
+@app.command()
+def reply(repeat: Annotated[int, typer.Option("--repeat", "-n", help="Timed gradings per field.")] = 50) -> None:
+    """Time to grade a 2,000-word final reply with each meaning matcher (dates, money, labels…), beside `contains`."""
+    from corecraft.bench.reply import main
+
+    main(repeat)

@@ -30,7 +30,7 @@ def _warn_no_judge() -> None:
 def grade(task: Task, criteria: list[Criterion], transcript: Transcript, world: World, start: bytes,
           judge: Judge | None = None) -> GradeResult:
     """Grade one finished episode. ``criteria`` is the task's rubric with includes resolved."""
-    ev = Evidence(transcript=transcript, world=world, start=start)
+    ev = Evidence(transcript=transcript, world=world, start=start, reference_reply=task.reference_solution.reply)
     results: dict[str, CriterionResult] = {}
     judged: list[LlmJudge] = []
     for c in criteria:
