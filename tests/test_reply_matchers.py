@@ -5,6 +5,7 @@ regression tests, then hostile input."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from datetime import date
 from typing import Any
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from corecraft.episode import Episode
 from corecraft.grading.reply import amounts_in, dates_in, mentions_money, mentions_name, tied_numbers, tool_payload_in
 from corecraft.grading.result import GradeResult
-from corecraft.tasks.loader import find_task
+from corecraft.tasks.loader import find_task, load_split
 from corecraft.tasks.model import FinalReply, Task
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
@@ -300,3 +301,36 @@ def test_any_text_is_read_without_an_exception(text: str) -> None:
     mentions_name("O'Neil", text)
     tied_numbers(text, ["total"])
     tool_payload_in(text)
+
+
+# -- the reusable reply-hygiene criterion (rubrics/reply_hygiene.yaml) --------------------------
+def hygiene_task(reference_reply: str) -> Task:
+    return Task.model_validate({
+        "id": "hygiene_probe", "family": "hygiene_probe", "category": "communication", "difficulty": "easy",
+        "world": {"recipe": "tiny"}, "prompt": "A probe for reply hygiene.",
+        "reference_solution": {"calls": [], "reply": reference_reply},
+        "rubric": [{"kind": "include", "name": "reply_hygiene", "weight": 2}],
+    })
+
+
+def test_reply_hygiene_passes_a_reply_written_for_a_person() -> None:
+    result = grade_reply(hygiene_task("Your refund of $418.00 is on its way."), "We have refunded $418.00 today; thanks!")
+    assert result.passed and result.criteria[0].id == "reply_hygiene" and result.criteria[0].weight == 2
+
+
+def test_reply_hygiene_fails_pasted_tool_output_and_overlong_replies() -> None:
+    task = hygiene_task("Your order ord-250625-001 has shipped.")
+    episode = Episode(task)
+    try:
+        pasted = json.dumps(episode.call("get_order_details", {"order_id": "ord-250625-001"}))
+    finally:
+        episode.close()
+    assert "pastes tool output" in grade_reply(task, f"Here is your order: {pasted}").criteria[0].reason
+    assert "over 3x the reference" in grade_reply(task, "Your order has shipped. " * 20).criteria[0].reason
+
+
+def test_every_reference_reply_in_the_library_passes_reply_hygiene() -> None:
+    """The check would not penalise the replies the task authors wrote (no pasted payloads in them)."""
+    for split in ("train", "dev", "test"):
+        for task in load_split(split):
+            assert tool_payload_in(task.reference_solution.reply) == "", task.id
