@@ -105,6 +105,8 @@ def test_accents_do_not_matter_for_names() -> None:
     ("Every other shipment was on time.", "on time", "any", [None]),
     ("The on time ones were ord-250905-002 and ord-250903-001.", "on time", "any", [None]),
     ("On time: 12. On time again: 13.", "on time", "any", [12.0, 13.0]),
+    ("Deliveries this week: 42.", "delivery", "count", [42.0]),
+    ("Total refunds were $30.00 while the goodwill total was $12.50.", "total", "money", [30.0, 12.5]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:
     assert tied_numbers(text, [label], unit) == tied

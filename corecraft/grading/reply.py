@@ -320,15 +320,19 @@ def _clause(part: str) -> _Clause:
 def tied_numbers(text: str, labels: list[str], unit: Unit = "any", window: int = 8) -> list[float | None]:
     """For every occurrence of any of ``labels``: the number tied to it (None when no number of the unit is near)."""
     wanted = [w for w in (label_words(label) for label in labels) if w]
+    stems = tuple({w[0].removesuffix("y") for w in wanted})  # the first word, before a plural ending
     out: list[float | None] = []
     for part, folded in _clause_texts(text):
-        if not any(w[0] in folded for w in wanted):  # a substring test first: most clauses lack the label
+        if not any(stem in folded for stem in stems):  # cheap first: most clauses lack the label
             continue
         clause = _clause(part)
         tokens = clause.tokens
         at = [i for i in clause.numbers if tokens[i].amount.is_a(unit)]  # type: ignore[union-attr]
         for i in range(len(tokens)):
-            words = next((w for w in wanted if tokens[i].word == w[0] and _label_at(tokens, i, w)), None)
+            word = tokens[i].word
+            if word is None or not word.startswith(stems):
+                continue
+            words = next((w for w in wanted if _label_at(tokens, i, w)), None)
             if words is None:
                 continue
             end = i + len(words) - 1

@@ -160,7 +160,7 @@ class FinalReply(_Criterion):
     case_sensitive: bool = False
     dates: list[date] = Field(default_factory=list, description="Each date appears in some common English form "
                               "(2025-09-05, Sep 5, Friday, Sept. 5th, 5 September 2025, 9/5/2025); a date written "
-                              "without a year takes the year nearest the world's now.")
+                              "without a year takes the year nearest the world's now. Quote them in YAML: \"2025-09-05\".")
     not_dates: list[date] = Field(default_factory=list, description="None of these dates appears, in any form.")
     money: list[float] = Field(default_factory=list, description="Each amount appears, to the cent, with or without "
                                "$/USD, thousands commas or cents ($1,234.50 = 1234.5 = USD 1,234.50).")
