@@ -52,3 +52,11 @@ def memory() -> None:
     from corecraft.bench.memory import main
 
     main()
+
+
+@app.command()
+def reply(repeat: Annotated[int, typer.Option("--repeat", "-n", help="Timed gradings per field.")] = 50) -> None:
+    """Time to grade a 2,000-word final reply with each meaning matcher (dates, money, labels…), beside `contains`."""
+    from corecraft.bench.reply import main
+
+    main(repeat)

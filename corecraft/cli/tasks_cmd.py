@@ -1,4 +1,4 @@
-"""``corecraft tasks list|show|check|schema|new|split|stats``: browse, validate and author the task library.
+"""``corecraft tasks list|show|check|schema|new|split|stats|audit``: browse, validate and author the task library.
 
 Every command reads the task folders under ``--root`` (default: the packaged ``tasks/``). Unlike
 the training helpers, these commands cover all three splits unless ``--split`` narrows them: they
@@ -348,3 +348,32 @@ def stats(root: RootOpt = None, split: SplitOpt = None,
     for kind, n in figures["tasks_with"].items():
         shape.add_row(f"tasks with {kind}", str(n))
     console.print(shape)
+
+
+@app.command()
+def audit(root: RootOpt = None, split: SplitOpt = None,
+          task_ids: Annotated[list[str] | None, typer.Option("--task", "-t", help="Only this task (repeatable).")] = None,
+          exploits: Annotated[list[str] | None, typer.Option("--exploit", "-e", help="Only this exploit (repeatable).")]
+          = None,
+          as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False) -> None:
+    """Run generic exploit policies (no-op, paste, list, over-act, hedge) on every task; deterministic criteria only."""
+    from corecraft.tasks.audit import EXPLOITS, EXPLOITS_BY_NAME, tables
+    from corecraft.tasks.audit import audit as run_audit
+
+    unknown = [e for e in exploits or [] if e not in EXPLOITS_BY_NAME]
+    if unknown:
+        raise _fail(f"unknown exploit(s) {', '.join(unknown)}; exploits: {', '.join(EXPLOITS_BY_NAME)}")
+    tasks = _tasks(root, split)
+    if task_ids:
+        missing = sorted(set(task_ids) - {t.id for t in tasks})
+        if missing:
+            raise _fail(f"no such task(s): {', '.join(missing)}", 1)
+        tasks = [t for t in tasks if t.id in task_ids]
+    chosen = [EXPLOITS_BY_NAME[e] for e in exploits] if exploits else list(EXPLOITS)
+    report = run_audit(tasks, default_domain(), chosen,
+                       lambda ts: track(ts, description="auditing tasks", transient=True, console=err))
+    if as_json:
+        console.print_json(json.dumps(report.to_json()))
+        return
+    for table in tables(report):
+        console.print(table)

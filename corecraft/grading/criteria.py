@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from corecraft.grading.diff import TableDiff, world_diff
+from corecraft.grading.reply import Reading, mentions_name, tool_payload_in
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import (
     ArgFormat,
@@ -40,6 +41,12 @@ class Evidence:
     world: World
     start: Snapshot
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
+    reference_reply: str = ""  # the task's reference reply, the yardstick of max_chars_vs_reference
+
+    @cached_property
+    def reading(self) -> Reading:
+        """The final reply read once for every criterion that reads its meaning."""
+        return Reading(self.transcript.reply)
 
     @cached_property
     def diff(self) -> dict[str, TableDiff]:
@@ -180,6 +187,47 @@ def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
             return False, f"no {c.world_value.table} row matches, so nothing to look for in the reply"
         if _normalise(str(value), c.case_sensitive) not in reply:
             return False, f"reply does not mention {value}"
+    return _meaning(c, ev)
+
+
+def _meaning(c: FinalReply, ev: Evidence) -> Outcome:
+    """The checks that read meaning rather than one spelling (:mod:`corecraft.grading.reply`)."""
+    text = ev.transcript.reply
+    if c.dates or c.not_dates:
+        seen = ev.reading.dates(ev.world.now.date())
+        for day in c.dates:
+            if day not in seen:
+                return False, f"reply never gives the date {day.isoformat()}"
+        for day in c.not_dates:
+            if day in seen:
+                return False, f"reply gives the forbidden date {day.isoformat()}"
+    for amount in c.money:
+        if not ev.reading.mentions_money(amount):
+            return False, f"reply never states the amount {amount:,.2f}"
+    for name in c.names:
+        if not mentions_name(name, text):
+            return False, f"reply never names {name!r}"
+    for name in c.not_names:
+        if mentions_name(name, text):
+            return False, f"reply names {name!r}"
+    for want in c.labelled:
+        tied = ev.reading.tied_numbers(want.labels, want.unit, want.window)
+        if not any(n is not None and abs(n - want.value) <= want.tol + 1e-9 for n in tied):
+            stated = ", ".join(f"{n:g}" for n in tied if n is not None) or "none"
+            return False, f"reply does not tie {want.value:g} to {want.labels[0]!r} (numbers tied to it: {stated})"
+    for want in c.if_labelled:
+        for n in ev.reading.tied_numbers(want.labels, want.unit, want.window):
+            if n is not None and abs(n - want.value) > want.tol + 1e-9:
+                return False, f"reply states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
+    if c.no_tool_payload:
+        pasted = tool_payload_in(text)
+        if pasted:
+            return False, f"reply pastes tool output ({pasted})"
+    if c.max_chars_vs_reference is not None and ev.reference_reply:
+        limit = c.max_chars_vs_reference * len(ev.reference_reply)
+        if len(text) > limit:
+            return False, (f"reply is {len(text):,} characters, over {c.max_chars_vs_reference:g}x "
+                           f"the reference's {len(ev.reference_reply):,}")
     return True, "reply as expected"
 
 

@@ -27,7 +27,8 @@ def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snaps
           judge: Judge | None = None) -> GradeResult:
     """Grade one finished episode: exactly the compiled task's criteria and minefields."""
     criteria = task.criteria
-    ev = Evidence(transcript=transcript, world=world, start=start)
+    ev = Evidence(transcript=transcript, world=world, start=start,
+                  reference_reply=task.task.reference_solution.reply)
     results: dict[str, CriterionResult] = {}
     judged: list[LlmJudge] = []
     for c in criteria:

@@ -7,12 +7,14 @@ errors everywhere. Rubric criteria are binary and weighted; ``kind`` selects the
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
+from corecraft.grading.reply import Unit, label_words
 from corecraft.tasks.matchers import Matcher
 
 Where = dict[str, Matcher]
@@ -119,8 +121,35 @@ class NumberIn(_Strict):
     tol: float = Field(default=0.01, ge=0)
 
 
+class LabelledNumber(_Strict):
+    """A number tied to what it is about: the number nearest an occurrence of the label, in the same
+    clause and within ``window`` words ("Total still owed: $124.97", "13 delivered on time"). The
+    denominator of "13 of 15" is never tied, and "not on time" is not an occurrence of "on time"."""
+
+    label: str | list[str] = Field(description="The words the number is about, or several ways to say them; "
+                                               "case, hyphens and a plural ending are ignored (\"on time\" = \"On-time\").")
+    value: float
+    tol: float = Field(default=0.01, ge=0, description="Allowed difference (default one cent).")
+    unit: Unit = Field(
+        default="any", description="Only numbers written as this are tied: money ($, USD or cents), count (a whole "
+                                   "number, digits or words like 'seven'), percent (% or 'percent'), or any.")
+    window: int = Field(default=8, ge=1, le=40, description="How many words away from the label the number may be.")
+
+    @property
+    def labels(self) -> list[str]:
+        return [self.label] if isinstance(self.label, str) else list(self.label)
+
+    @model_validator(mode="after")
+    def _has_words(self) -> LabelledNumber:
+        if not self.labels or not all(label_words(label) for label in self.labels):
+            raise ValueError("a label needs at least one word")
+        return self
+
+
 class FinalReply(_Criterion):
-    """The agent's final message, normalised for case and whitespace."""
+    """The agent's final message. ``contains``/``any_of``/``not_contains``/``regex``/``number`` compare text (case and
+    whitespace normalised); ``dates``/``money``/``names``/``labelled``/``if_labelled`` compare meaning, whatever the
+    spelling. Every field given must hold."""
 
     kind: Literal["final_reply"]
     contains: list[str] = Field(default_factory=list, description="Every one must appear.")
@@ -130,6 +159,24 @@ class FinalReply(_Criterion):
     number: NumberIn | None = Field(default=None, description="Some number in the reply is within tol of value.")
     world_value: WorldValue | None = Field(default=None, description="This end-world value appears in the reply.")
     case_sensitive: bool = False
+    dates: list[date] = Field(default_factory=list, description="Each date appears in some common English form "
+                              "(2025-09-05, Sep 5, Friday, Sept. 5th, 5 September 2025, 9/5/2025); a date written "
+                              "without a year takes the year nearest the world's now. Quote them in YAML: \"2025-09-05\".")
+    not_dates: list[date] = Field(default_factory=list, description="None of these dates appears, in any form.")
+    money: list[float] = Field(default_factory=list, description="Each amount appears, to the cent, with or without "
+                               "$/USD, thousands commas or cents ($1,234.50 = 1234.5 = USD 1,234.50).")
+    names: list[str] = Field(default_factory=list, description="Each name appears whole, ignoring case, accents, "
+                             "spacing and punctuation (\"Kayla O'Neil\" = \"kayla oneil\").")
+    not_names: list[str] = Field(default_factory=list, description="None of these names appears (same comparison).")
+    labelled: list[LabelledNumber] = Field(default_factory=list, description="Each label has its value tied to it "
+                                           "somewhere in the reply.")
+    if_labelled: list[LabelledNumber] = Field(default_factory=list, description="Wherever the reply ties a number to "
+                                              "the label, it is the value; stating none is fine, and numbers elsewhere "
+                                              "in the reply do not count.")
+    no_tool_payload: bool = Field(default=False, description="The reply holds no pasted tool output: no JSON object, "
+                                  "error payload or run of quoted keys.")
+    max_chars_vs_reference: float | None = Field(default=None, gt=0, description="The reply is at most this many "
+                                                 "times as long as the reference solution's reply.")
 
 
 class ArgFormat(_Criterion):

@@ -1,0 +1,397 @@
+"""Reading meaning out of an agent's final reply: dates, money, names, numbers tied to a label,
+and pasted tool payloads. :func:`corecraft.grading.criteria.final_reply` dispatches to these.
+
+Every function first applies Unicode NFKC normalisation (full-width digits, non-breaking spaces and
+ligatures become their plain forms), uses linear-time regular expressions only, and never raises
+on odd input, so a hostile reply costs time proportional to its length and nothing more.
+
+**Dates.** A cheap regular expression finds the *candidate* spans that can be dates at all (ISO
+``2025-09-05``, US numeric ``9/5`` and ``09/05/2025``, and month-name forms with an optional weekday,
+ordinal and year: ``Sep 5``, ``Friday, Sept. 5``, ``5 September 2025``, ``the 5th of September``);
+``python-dateutil``'s parser then turns each span into a date. Both libraries named in the brief
+were measured on this machine:
+
+- ``dateparser.search.search_dates`` took about 300 ms on a 2,000-word reply (200 ms for its first
+  call alone), missed ``Friday, Sept. 5`` entirely, glued neighbouring words onto its matches
+  (``"2025-09-05 and"``) and brings four dependencies (``regex``, ``pytz``, ``tzlocal``, dateutil),
+  mostly for its 200 languages, which replies in English do not need;
+- ``dateutil.parser.parse`` reads every form above once it is handed the span, in tens of
+  microseconds, and is the long-standing, dependency-light standard (dateparser itself is built on
+  it). It cannot *find* several dates in a paragraph (its fuzzy mode merges parts of different
+  dates), which is exactly what the candidate expression does.
+
+So the finding is ours (the structure of a date, not a list of spellings) and the reading is
+dateutil's. Numeric dates read month first, as the company is American. A date written without a
+year takes the year that puts it nearest the world's "now" (Sep 5 seen on 2025-09-15 is 2025-09-05;
+Dec 28 seen on 2026-01-05 is 2025-12-28).
+
+**Numbers tied to a label.** The reply is cut into clauses (sentence ends, commas and semicolons
+outside numbers, line breaks, brackets, spaced dashes, and "and"/"but" before a number); ids, emails, times and dates are masked
+first so their digits are not read as amounts. Within a clause, the number *tied* to an occurrence
+of the label is the nearest number of the wanted unit (money, count, percent or any) within
+``window`` tokens, ties going to the number before the label ("13 delivered on time, 2 late").
+The denominator of "13 of 15" / "13 out of the 15" is never tied to a label, and a label right
+after "not" or "never" ("2 were not on time") is not an occurrence.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left
+from dataclasses import dataclass
+from datetime import date, datetime
+from functools import cached_property
+from typing import Literal
+
+from dateutil import parser as date_parser
+
+Unit = Literal["any", "money", "count", "percent"]
+
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_WEEKDAY = r"(?:(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\.?|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+_DAY = r"[0-3]?[0-9](?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+[12][0-9]{3})"
+_DATE = re.compile(
+    rf"(?<![\w/.-])(?:"
+    rf"[12][0-9]{{3}}-[01]?[0-9]-[0-3]?[0-9]"  # ISO 2025-09-05 (also the date of 2025-09-05T16:10)
+    rf"|[01]?[0-9]/[0-3]?[0-9](?:/(?:[12][0-9]{{3}}|[0-9]{{2}}))?(?![\w/])"  # US 9/5, 09/05/2025, 9/5/25
+    rf"|(?:{_WEEKDAY},?\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}\.?{_YEAR}?(?![\w])"  # 5 September 2025, 5th of Sept
+    rf"|(?:{_WEEKDAY},?\s+)?{_MONTH}\.?\s+{_DAY}{_YEAR}?(?![\w])"  # Sep 5, Friday, Sept. 5, September 5th, 2025
+    rf")",
+    re.IGNORECASE,
+)
+_LEAP_YEARS = (datetime(2000, 1, 1), datetime(2004, 1, 1))  # two defaults: a year-less span parses differently
+
+
+def clean(text: str) -> str:
+    """NFKC-normalised text (full-width digits, non-breaking spaces, ligatures made plain)."""
+    return unicodedata.normalize("NFKC", text)
+
+
+def _parse_span(span: str) -> tuple[date, bool] | None:
+    """The date a candidate span names and whether it states its year (None: not a date)."""
+    try:
+        first, second = (date_parser.parse(span, default=d, fuzzy=True).date() for d in _LEAP_YEARS)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    return first, first.year == second.year
+
+
+def _nearest_year(parsed: tuple[date, bool] | None, today: date) -> date | None:
+    """The date a parsed span names, or None; a missing year is the one nearest ``today``."""
+    if parsed is None:
+        return None
+    first, has_year = parsed
+    if has_year:
+        return first
+    nearest: date | None = None
+    for year in (today.year - 1, today.year, today.year + 1):
+        try:
+            guess = first.replace(year=year)
+        except ValueError:  # 29 February in a common year
+            continue
+        if nearest is None or abs((guess - today).days) < abs((nearest - today).days):
+            nearest = guess
+    return nearest
+
+
+def dates_in(text: str, today: date) -> frozenset[date]:
+    """Every calendar date written in ``text``, in any common English form."""
+    return Reading(text).dates(today)
+
+
+# -- numbers ------------------------------------------------------------------------------------
+_NUMBER = re.compile(
+    r"(?<![\w$./,:-])(?P<cur>(?:US)?\$\s?|USD\s?)?(?P<num>[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?)"
+    r"(?P<pct>\s?%|\s+percent\b)?(?P<suf>\s+(?:dollars?|USD)\b)?(?![\w/-]|[.,][0-9])",
+    re.IGNORECASE,
+)
+_WORDS = ("zero", "", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+NUMBER_WORDS = {w: i for i, w in enumerate(_WORDS) if w} | _TENS
+"""Counts written as words ("seven orders"). "one" is left out: it is far more often a pronoun."""
+_ONES = {"one": 1} | {w: i for w, i in NUMBER_WORDS.items() if 0 < i < 10}
+_MASK = re.compile(
+    r"(?<!\S)[^\s@]++@\S+"  # emails
+    r"|\bhttps?://\S+"  # links
+    r"|(?<![^\W_])[^\W_]++(?:-[^\W_]++)+"  # hyphenated words; those with a digit are ids: ord-250905-002
+    r"|\b[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?\b"  # times
+    r"|\(?\b[0-9]{3}\)?[ .-][0-9]{3}[ .-][0-9]{4}\b",  # phone numbers
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Amount:
+    """One number written in a reply, with what its writing says about its unit."""
+
+    value: float
+    money: bool
+    percent: bool
+    whole: bool
+
+    def is_a(self, unit: Unit) -> bool:
+        if unit == "money":
+            return self.money
+        if unit == "percent":
+            return self.percent
+        if unit == "count":
+            return self.whole and not self.money and not self.percent
+        return True
+
+
+def _amount(match: re.Match[str]) -> Amount | None:
+    digits = match.group("num").replace(",", "")
+    try:
+        value = float(digits)
+    except ValueError:
+        return None
+    cents = "." in digits and len(digits.rsplit(".", 1)[1]) == 2
+    money = bool(match.group("cur") or match.group("suf")) or cents
+    return Amount(value=value, money=money, percent=bool(match.group("pct")), whole="." not in digits)
+
+
+def _blank_id(match: re.Match[str]) -> str:
+    span = match.group()
+    return " " if "@" in span or "://" in span or any(ch.isdigit() for ch in span) else span
+
+
+def amounts_in(text: str) -> list[Amount]:
+    """Every number written in digits in ``text`` once ids, dates and the like are masked."""
+    return Reading(text).amounts
+
+
+def mentions_money(text: str, value: float, tol: float = 0.005) -> bool:
+    """The amount appears, with or without ``$``/``USD``, thousands commas or cents."""
+    return Reading(text).mentions_money(value, tol)
+
+
+# -- names --------------------------------------------------------------------------------------
+_ALNUM_RUN = re.compile(r"[^\W_]+")
+
+
+def _compact(text: str) -> tuple[str, set[int], set[int]]:
+    """Lower-case letters and digits only (accents dropped), with the offsets where words start and end."""
+    plain = unicodedata.normalize("NFKD", clean(text)).casefold()
+    if not plain.isascii():
+        plain = "".join(ch for ch in plain if not unicodedata.combining(ch))
+    runs = _ALNUM_RUN.findall(plain)
+    starts, ends, at = set(), set(), 0
+    for run in runs:
+        starts.add(at)
+        at += len(run)
+        ends.add(at)
+    return "".join(runs), starts, ends
+
+
+def mentions_name(name: str, text: str) -> bool:
+    """The name appears whole, ignoring case, accents, spacing and punctuation ("kayla oneil" for "Kayla O'Neil")."""
+    wanted = _compact(name)[0]
+    if not wanted:
+        return False
+    haystack, starts, ends = _compact(text)
+    at = haystack.find(wanted)
+    while at >= 0:
+        if at in starts and at + len(wanted) in ends:
+            return True
+        at = haystack.find(wanted, at + 1)
+    return False
+
+
+# -- numbers tied to a label --------------------------------------------------------------------
+_CLAUSE_END = re.compile(
+    r"[;!?\n()\[\]]|[.,](?=\s|$)|\s[-–—]+\s"
+    rf"|\b(?:and|but|while|whereas)\s+(?=[$0-9]|(?:{'|'.join(NUMBER_WORDS)})\b)",  # "13 on time and 2 late": two clauses
+    re.IGNORECASE,
+)
+_TOKEN = re.compile(rf"{_NUMBER.pattern}|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)", re.IGNORECASE)
+_NEGATORS = frozenset({"not", "never"})
+_OF_FILLERS = frozenset({"the", "our", "all", "those", "these"})
+
+
+@dataclass(frozen=True)
+class _Token:
+    word: str | None
+    amount: Amount | None
+
+
+def _count(value: int) -> _Token:
+    return _Token(None, Amount(float(value), money=False, percent=False, whole=True))
+
+
+def _tokens(clause: str) -> list[_Token]:
+    """Words (lower case) and numbers (digits, or number words: "seven", "twenty-one") of one clause."""
+    out: list[_Token] = []
+    for m in _TOKEN.finditer(clause):
+        word = m.group("word")
+        if word is None:
+            amount = _amount(m)
+            if amount is not None:
+                out.append(_Token(None, amount))
+            continue
+        lowered = word.casefold()
+        tens = out[-1].amount if out and out[-1].word is None and out[-1].amount is not None else None
+        if lowered in _ONES and tens is not None and tens.value in _TENS.values() and clause[m.start() - 1] in "- ":
+            out[-1] = _count(int(tens.value) + _ONES[lowered])
+        elif lowered in NUMBER_WORDS:
+            out.append(_count(NUMBER_WORDS[lowered]))
+        else:
+            out.append(_Token(lowered, None))
+    return out
+
+
+def _denominators(tokens: list[_Token]) -> set[int]:
+    """Indexes of the 15 in "13 of 15", "13 out of the 15": the whole, not the count of anything labelled."""
+    out = set()
+    for i, tok in enumerate(tokens):
+        if tok.amount is None:
+            continue
+        j = i + 1
+        if j < len(tokens) and tokens[j].word == "out":
+            j += 1
+        if j < len(tokens) and tokens[j].word == "of":
+            j += 1
+            while j < len(tokens) and tokens[j].word in _OF_FILLERS:
+                j += 1
+            if j < len(tokens) and tokens[j].amount is not None:
+                out.add(j)
+    return out
+
+
+def label_words(label: str) -> list[str]:
+    """A label as the words it is matched by ("on-time" and "On time" are both ["on", "time"])."""
+    return [m.group("word").casefold() for m in _TOKEN.finditer(clean(label)) if m.group("word")]
+
+
+def _label_at(tokens: list[_Token], i: int, words: list[str]) -> bool:
+    if i + len(words) > len(tokens):
+        return False
+    for k, want in enumerate(words):
+        got = tokens[i + k].word
+        if got is None:
+            return False
+        last = k == len(words) - 1
+        if got != want and not (last and got in (want + "s", want + "es", want.removesuffix("y") + "ies")):
+            return False
+    before = [t.word for t in tokens[max(0, i - 2):i]]
+    return not any(w is not None and (w in _NEGATORS or w.endswith(("n't", "n’t"))) for w in before)
+
+
+@dataclass(frozen=True)
+class _Clause:
+    tokens: list[_Token]
+    numbers: list[int]  # indexes of the tokens that are numbers, denominators left out
+
+
+def _clause(part: str) -> _Clause:
+    tokens = _tokens(part)
+    skip = _denominators(tokens)
+    return _Clause(tokens, [i for i, t in enumerate(tokens) if t.amount is not None and i not in skip])
+
+
+def tied_numbers(text: str, labels: list[str], unit: Unit = "any", window: int = 8) -> list[float | None]:
+    """For every occurrence of any of ``labels``: the number tied to it (None when no number of the unit is near)."""
+    return Reading(text).tied_numbers(labels, unit, window)
+
+
+def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int) -> list[float | None]:
+    wanted = [w for w in (label_words(label) for label in labels) if w]
+    stems = tuple({w[0].removesuffix("y") for w in wanted})  # the first word, before a plural ending
+    out: list[float | None] = []
+    for index, (_part, folded) in enumerate(reading.clauses):
+        if not any(stem in folded for stem in stems):  # cheap first: most clauses lack the label
+            continue
+        clause = reading.clause(index)
+        tokens = clause.tokens
+        at = [i for i in clause.numbers if tokens[i].amount.is_a(unit)]  # type: ignore[union-attr]
+        for i in range(len(tokens)):
+            word = tokens[i].word
+            if word is None or not word.startswith(stems):
+                continue
+            words = next((w for w in wanted if _label_at(tokens, i, w)), None)
+            if words is None:
+                continue
+            end = i + len(words) - 1
+            best: tuple[int, int, float] | None = None
+            for j in at[bisect_left(at, i - window):bisect_left(at, end + window + 1)]:
+                if i <= j <= end:
+                    continue
+                key = (i - j if j < i else j - end, 0 if j < i else 1, tokens[j].amount.value)  # type: ignore[union-attr]
+                if best is None or key < best:
+                    best = key
+            out.append(best[2] if best is not None else None)
+    return out
+
+
+# -- pasted tool output -------------------------------------------------------------------------
+_JSON_OPEN = re.compile(r"[\[{]\s*([\"'])[^\"'\n]{0,80}\1\s*:")  # {"id": or {'id': (a JSON object or Python dict)
+_JSON_KEY = re.compile(r"([\"'])[\w .-]{1,80}\1\s*:")
+_ERROR_KEY = re.compile(r"[\"']error[\"']\s*:")
+
+
+def tool_payload_in(text: str, max_keys: int = 3) -> str:
+    """Why the text looks like pasted tool output (JSON objects, error payloads, ``max_keys`` quoted keys), or ""."""
+    text = clean(text)
+    if _ERROR_KEY.search(text):
+        return "an error payload"
+    if _JSON_OPEN.search(text):
+        return "a JSON object"
+    keys = sum(1 for _ in _JSON_KEY.finditer(text))
+    if keys >= max_keys:
+        return f"{keys} quoted keys"
+    return ""
+
+
+class Reading:
+    """One reply, read once: its dates, masked form, amounts and clauses are worked out on first use
+    and kept on the object, so the several criteria that read one reply share the work (the grader
+    keeps one per episode; nothing is cached process-wide)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = clean(text)
+        self._spans: dict[str, tuple[date, bool] | None] = {}
+        self._dates: dict[date, frozenset[date]] = {}
+        self._clauses: dict[int, _Clause] = {}
+
+    def _span(self, span: str) -> tuple[date, bool] | None:
+        key = span.casefold()
+        if key not in self._spans:
+            self._spans[key] = _parse_span(key)
+        return self._spans[key]
+
+    def dates(self, today: date) -> frozenset[date]:
+        """Every calendar date written in the reply; a year left out is the one nearest ``today``."""
+        if today not in self._dates:
+            found = (_nearest_year(self._span(m.group()), today) for m in _DATE.finditer(self.text))
+            self._dates[today] = frozenset(day for day in found if day is not None)
+        return self._dates[today]
+
+    @cached_property
+    def masked(self) -> str:
+        """The text with ids, emails, links, times, phone numbers and dates blanked out (their digits are not amounts)."""
+        return _DATE.sub(lambda m: " " if self._span(m.group()) is not None else m.group(),
+                         _MASK.sub(_blank_id, self.text))
+
+    @cached_property
+    def amounts(self) -> list[Amount]:
+        return [a for m in _NUMBER.finditer(self.masked) if (a := _amount(m)) is not None]
+
+    def mentions_money(self, value: float, tol: float = 0.005) -> bool:
+        return any(abs(a.value - value) <= tol + 1e-9 for a in self.amounts)
+
+    @cached_property
+    def clauses(self) -> tuple[tuple[str, str], ...]:
+        """The reply's clauses (ids and dates masked), each with its case-folded text for a cheap label look-up."""
+        return tuple((part, part.casefold()) for part in _CLAUSE_END.split(self.masked) if part.strip())
+
+    def clause(self, index: int) -> _Clause:
+        """Clause ``index`` read into tokens (on first use)."""
+        if index not in self._clauses:
+            self._clauses[index] = _clause(self.clauses[index][0])
+        return self._clauses[index]
+
+    def tied_numbers(self, labels: list[str], unit: Unit = "any", window: int = 8) -> list[float | None]:
+        return _tied_in(self, labels, unit, window)
