@@ -20,12 +20,13 @@ import pytest
 import yaml
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from typer.testing import CliRunner
 
 import corecraft
+from corecraft.cli.main import app
 from corecraft.env.core import CoreCraftEnv
 from corecraft.episode import Episode, replay_reference
 from corecraft.grading.result import GradeResult
-from corecraft.mcp_compat import MCP_MAJOR
 from corecraft.mcp_server import CONTROL_META_KEY, FINISH_TOOL, REQUEST_URI, SYSTEM_URI, WRITE_HINTS, output_schema
 from corecraft.paths import content
 from corecraft.tasks.loader import find_task, load_split
@@ -61,11 +62,13 @@ async def _session_run() -> dict[str, Any]:
         prompt = _wire(await session.get_prompt("task"))
         resources = _wire(await session.list_resources())["resources"]
         texts = {uri: _wire(await session.read_resource(uri))["contents"] for uri in (SYSTEM_URI, REQUEST_URI)}
-        try:
-            await session.read_resource("corecraft://task/nothing")
-            missing = ""
-        except Exception as exc:  # the SDK's protocol error: McpError on 1.x, MCPError on 2.x
-            missing = str(exc)
+        missing = []
+        for ask in (lambda: session.read_resource("corecraft://task/nothing"), lambda: session.get_prompt("nope")):
+            try:
+                await ask()
+                missing.append("")
+            except Exception as exc:  # the SDK's protocol error: McpError on 1.x, MCPError on 2.x
+                missing.append(str(exc))
         return {"init": init, "tools": tools, "read": read_result, "bad": bad, "search": search, "write": write_result,
                 "after": after, "finish": finish, "prompts": prompts, "prompt": prompt, "resources": resources,
                 "texts": texts, "missing": missing}
@@ -136,7 +139,8 @@ def test_mcp_shows_the_task_as_prompt_and_resources(session_run: dict[str, Any])
     assert {r["uri"]: r["mimeType"] for r in out["resources"]} == {SYSTEM_URI: "text/plain", REQUEST_URI: "text/plain"}
     assert out["texts"][SYSTEM_URI][0]["text"] == system
     assert out["texts"][REQUEST_URI][0]["text"] == request
-    assert "no resource 'corecraft://task/nothing'" in out["missing"]
+    assert "no resource 'corecraft://task/nothing'" in out["missing"][0]
+    assert "no prompt named 'nope'" in out["missing"][1]
 
 
 async def _graded_run(result_file: Path, finish: bool) -> dict[str, Any]:
@@ -225,18 +229,27 @@ def test_mcp_serves_only_the_allowed_tools(tmp_path: Path) -> None:
     assert json.loads(refused)["error"]["type"] == "unknown_tool"
 
 
+def test_serve_mcp_rejects_bad_options_before_serving(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(app, ["serve", "mcp", "--task", TASK, "--grade-on-exit", str(tmp_path / "no" / "r.json")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+    unknown = runner.invoke(app, ["serve", "mcp", "--task", "no_such_task"])
+    assert unknown.exit_code == 2 and "no_such_task" in unknown.output
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(MCP_MAJOR != 2, reason="the main venv has mcp 2.x; this checks the other major, 1.x")
-def test_mcp_tests_pass_on_mcp_1x(tmp_path: Path) -> None:
-    """This file's stdio round trips, run again in a fresh venv with the latest mcp 1.x."""
-    env_dir = tmp_path / "venv1"
+@pytest.mark.parametrize(("requirement", "major"), [("mcp<2", "1"), ("mcp==2.0.0", "2")])
+def test_mcp_tests_pass_on_both_sdk_majors(tmp_path: Path, requirement: str, major: str) -> None:
+    """This file's stdio round trips, run again in a fresh venv with the latest mcp 1.x, and with mcp 2.0.0
+    (the release verifiers 0.4.0 pins; the main venv resolves the newest 2.x)."""
+    env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = str(env_dir / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "install", "-q", "mcp<2", "pytest>=8", "-e", str(WORKTREE)], check=True)
-    major = subprocess.run([python, "-c", "from corecraft.mcp_compat import MCP_MAJOR; print(MCP_MAJOR)"],
+    subprocess.run([python, "-m", "pip", "install", "-q", requirement, "pytest>=8", "-e", str(WORKTREE)], check=True)
+    found = subprocess.run([python, "-c", "from corecraft.mcp_compat import MCP_MAJOR; print(MCP_MAJOR)"],
                            check=True, capture_output=True, text=True).stdout.strip()
-    assert major == "1"
+    assert found == major
     run = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
                           str(WORKTREE / "tests" / "test_mcp.py")], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert " passed" in run.stdout and "skipped" not in run.stdout
+    assert " passed" in run.stdout and "skipped" not in run.stdout and "failed" not in run.stdout
