@@ -35,7 +35,7 @@ from corecraft.tasks.model import Task
 from corecraft.tools import REGISTRY
 from corecraft.tools.common import PageArgs
 from corecraft.tools.registry import Args, ToolError
-from corecraft.tools.schemas import description, parameters
+from corecraft.tools.schemas import tool_schemas
 
 FINISH_TOOL = "corecraft_finish"
 CONTROL_META_KEY = "corecraft/control"
@@ -147,9 +147,10 @@ class EpisodeServer:
                 "calls": [dataclasses.asdict(call) for call in transcript.calls]}
 
     async def list_tools(self) -> types.ListToolsResult:
-        tools = [types.Tool(name=name, description=description(REGISTRY[name]), inputSchema=parameters(REGISTRY[name]),
-                            outputSchema=output_schema(name), annotations=annotations(name))
-                 for name in self.episode.tool_names]
+        specs = [schema["function"] for schema in tool_schemas(self.episode.tool_names)]
+        tools = [types.Tool(name=spec["name"], description=spec["description"], inputSchema=spec["parameters"],
+                            outputSchema=output_schema(spec["name"]), annotations=annotations(spec["name"]))
+                 for spec in specs]
         return types.ListToolsResult(tools=[*tools, _finish_tool()] if self.control_tools else tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
