@@ -15,22 +15,10 @@ from corecraft.env.actions import ActionError, read_action
 from corecraft.env.spaces import AgentAction, ChatMessages
 from corecraft.episode import Episode
 from corecraft.grading.judge import Judge, JudgeConfig
+from corecraft.prompting import opening_messages
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.model import Task
-
-SYSTEM_PROMPT = """You are {name} ({title}, {department} department, employee id {actor}) at CoreCraft \
-Computers, a retailer of PC components and custom builds. It is now {now} ({tz}).
-
-How you work:
-- You act only through the tools. Look facts up; never guess ids, amounts, dates or policy.
-- Company policy lives in the knowledge base. Some articles are deprecated: follow the current
-  version. Internal announcements in Slack can matter too.
-- Your permissions are limited to what your title allows; when an action is beyond them, escalate
-  rather than work around it. Write actions are recorded under your name.
-- Verify who you are dealing with before discussing or changing an account.
-- When you are finished, answer the requester with a final message that makes no tool calls:
-  that message ends the conversation."""
 
 
 class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
@@ -172,13 +160,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         compiled = self._pick(options)
         task = compiled.task
         self.episode = Episode(compiled, self.domain)
-        actor = self.episode.world.employee(self.episode.actor)
-        if actor is None:
-            raise ValueError(f"task {task.id!r}: actor {self.episode.actor!r} is not an employee of its world")
-        system = SYSTEM_PROMPT.format(name=actor[0], title=actor[1], department=actor[2], actor=self.episode.actor,
-                                      now=self.episode.world.now.strftime("%A %Y-%m-%d %H:%M"),
-                                      tz=self.episode.world.tz.key)
-        self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task.prompt.strip()}]
+        self.messages = opening_messages(self.episode)
         self.steps, self.done, self.last_result = 0, False, None
         info = {"task_id": task.id, "split": task.split, "category": task.category, "difficulty": task.difficulty,
                 "tools": self.episode.toolkit.schemas(self.episode.tool_names)}

@@ -1,0 +1,46 @@
+"""What the agent is told at the start of an episode: the system message and the request.
+
+One source for every front end: the Gymnasium env opens its conversation with
+:func:`opening_messages`, and the MCP server shows the same two texts as its instructions,
+its ``task`` prompt and its ``corecraft://task/...`` resources.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from corecraft.episode import Episode
+
+SYSTEM_PROMPT = """You are {name} ({title}, {department} department, employee id {actor}) at CoreCraft \
+Computers, a retailer of PC components and custom builds. It is now {now} ({tz}).
+
+How you work:
+- You act only through the tools. Look facts up; never guess ids, amounts, dates or policy.
+- Company policy lives in the knowledge base. Some articles are deprecated: follow the current
+  version. Internal announcements in Slack can matter too.
+- Your permissions are limited to what your title allows; when an action is beyond them, escalate
+  rather than work around it. Write actions are recorded under your name.
+- Verify who you are dealing with before discussing or changing an account.
+- When you are finished, answer the requester with a final message that makes no tool calls:
+  that message ends the conversation."""
+
+
+def system_message(episode: Episode) -> str:
+    """The system message: the acting employee (name, title, department, id), the world's now, the rules."""
+    found = episode.world.employee(episode.actor)
+    if found is None:
+        raise ValueError(f"task {episode.task.id!r}: actor {episode.actor!r} is not an employee of its world")
+    name, title, department = found
+    return SYSTEM_PROMPT.format(name=name, title=title, department=department, actor=episode.actor,
+                                now=episode.world.now.strftime("%A %Y-%m-%d %H:%M"), tz=episode.world.tz.key)
+
+
+def request_message(episode: Episode) -> str:
+    """The requester's message: the task's prompt."""
+    return episode.task.task.prompt.strip()
+
+
+def opening_messages(episode: Episode) -> list[dict[str, Any]]:
+    """The conversation's first two chat messages: system, then the user's request."""
+    return [{"role": "system", "content": system_message(episode)},
+            {"role": "user", "content": request_message(episode)}]
