@@ -1,0 +1,96 @@
+"""``corecraft play``: play a task by hand exactly as an agent sees it, one action per command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from corecraft.play import PlayError, PlaySession
+from corecraft.tasks.loader import TaskError
+
+app = typer.Typer(help="Play a task as the agent would: one tool call per command, the episode kept on disk; "
+                       "the grade is written aside, not shown.", no_args_is_help=True)
+
+SessionOpt = Annotated[Path, typer.Option("--session", "-S", help="The session file.")]
+
+
+def _print(messages: list[dict[str, Any]]) -> None:
+    for message in messages:
+        typer.echo(json.dumps(message, indent=2, ensure_ascii=False))
+
+
+def _load(session: Path) -> PlaySession:
+    try:
+        return PlaySession.load(session)
+    except PlayError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def start(task: Annotated[str, typer.Argument(metavar="TASK", help="Task id.")], session: SessionOpt,
+          split: Annotated[str, typer.Option(help="The task's split (a test task needs --split test).")] = "train",
+          max_steps: Annotated[int, typer.Option(min=1, help="Step budget.")] = 80) -> None:
+    """Start a session on TASK and print the opening messages (system and request)."""
+    try:
+        _, opening = PlaySession.start(session, task, split, max_steps)
+    except (KeyError, ValueError, TaskError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    _print(opening)
+
+
+@app.command()
+def show(session: SessionOpt) -> None:
+    """Print the conversation so far."""
+    _print(_load(session).env.messages)
+
+
+@app.command()
+def tools(session: SessionOpt,
+          names: Annotated[bool, typer.Option("--names", help="Only the tool names.")] = False) -> None:
+    """Print the tools the agent has (OpenAI function schemas)."""
+    schemas = _load(session).tools()
+    if names:
+        typer.echo("\n".join(s["function"]["name"] for s in schemas))
+    else:
+        typer.echo(json.dumps(schemas, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def call(session: SessionOpt, tool: Annotated[str, typer.Argument(help="Tool name.")],
+         args: Annotated[str, typer.Option("--args", "-a", help="Arguments as a JSON object.")] = "{}") -> None:
+    """Make one tool call and print the tool message the env returns."""
+    played = _load(session)
+    try:
+        _print(played.call(tool, args))
+    except PlayError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if played.over:
+        typer.echo("[episode over: the step budget ran out; the grade was written aside]")
+
+
+@app.command()
+def reply(session: SessionOpt, text: Annotated[str, typer.Argument(help="The final reply to the requester.")]) -> None:
+    """Send the final reply: the episode ends and its grade is written aside (not shown)."""
+    played = _load(session)
+    try:
+        played.act(text)
+    except PlayError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"[episode over; grade written to {played.grade_path}]")
+
+
+@app.command()
+def grade(session: SessionOpt) -> None:
+    """Print the grade of a finished session (for the task's author)."""
+    try:
+        typer.echo(json.dumps(_load(session).grade(), indent=2))
+    except PlayError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
