@@ -22,10 +22,11 @@ decorators' own result reshaping and input/output validation stay out of the way
 from __future__ import annotations
 
 from importlib.metadata import version
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import mcp.types as types
 from mcp.server.lowlevel import Server
+from mcp.shared import exceptions
 
 MCP_MAJOR = int(version("mcp").split(".")[0])
 """The installed SDK's major version: 1 or 2."""
@@ -52,13 +53,10 @@ class Handlers(Protocol):
 
 def protocol_error(code: int, message: str) -> Exception:
     """An exception that a handler raises to answer with a JSON-RPC error (not a tool error result)."""
+    module: Any = exceptions  # the class's name and signature differ by major, so it is looked up untyped
     if MCP_MAJOR >= 2:
-        from mcp.shared.exceptions import MCPError
-
-        return MCPError(code, message)
-    from mcp.shared.exceptions import McpError  # type: ignore[attr-defined]
-
-    return McpError(types.ErrorData(code=code, message=message))
+        return cast(Exception, module.MCPError(code, message))
+    return cast(Exception, module.McpError(types.ErrorData(code=code, message=message)))
 
 
 def build_server(name: str, server_version: str, instructions: str, handlers: Handlers) -> Server:
@@ -87,13 +85,15 @@ def _server_v2(name: str, server_version: str, instructions: str, h: Handlers) -
     async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
         return await h.read_resource(str(params.uri))
 
-    return Server(name, version=server_version, instructions=instructions,
-                  on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
-                  on_get_prompt=get_prompt, on_list_resources=list_resources, on_read_resource=read_resource)
+    server_class: Any = Server  # its keywords differ by major
+    return cast(Server, server_class(
+        name, version=server_version, instructions=instructions, on_list_tools=list_tools, on_call_tool=call_tool,
+        on_list_prompts=list_prompts, on_get_prompt=get_prompt, on_list_resources=list_resources,
+        on_read_resource=read_resource))
 
 
 def _server_v1(name: str, server_version: str, instructions: str, h: Handlers) -> Server:
-    server = Server(name, version=server_version, instructions=instructions)  # type: ignore[call-arg]
+    server: Any = Server(name, version=server_version, instructions=instructions)
     routes: dict[type, Any] = {
         types.ListToolsRequest: lambda req: h.list_tools(),
         types.CallToolRequest: lambda req: h.call_tool(req.params.name, req.params.arguments or {}),
@@ -103,14 +103,15 @@ def _server_v1(name: str, server_version: str, instructions: str, h: Handlers) -
         types.ReadResourceRequest: lambda req: h.read_resource(str(req.params.uri)),
     }
     for request_type, answer in routes.items():
-        server.request_handlers[request_type] = _as_server_result(answer)  # type: ignore[attr-defined]
-    return server
+        server.request_handlers[request_type] = _as_server_result(answer)
+    return cast(Server, server)
 
 
 def _as_server_result(answer: Any) -> Any:
     """A 1.x request handler: ``answer(request)``'s result wrapped in the ``ServerResult`` union 1.x sends."""
 
     async def handler(request: Any) -> Any:
-        return types.ServerResult(await answer(request))  # type: ignore[attr-defined]
+        wire: Any = types  # ServerResult exists in 1.x only
+        return wire.ServerResult(await answer(request))
 
     return handler

@@ -85,7 +85,7 @@ def output_schema(toolkit: Toolkit, name: str) -> dict[str, Any]:
     return PAGE_SCHEMA if issubclass(entry.args, PageArgs) else OBJECT_SCHEMA
 
 
-def annotations(toolkit: Toolkit, name: str) -> types.ToolAnnotations:
+def tool_annotations(toolkit: Toolkit, name: str) -> types.ToolAnnotations:
     """The tool's hints: every tool acts only on the episode's closed world."""
     if toolkit[name].read_only:
         return types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
@@ -151,7 +151,7 @@ class EpisodeServer:
         specs = [schema["function"] for schema in toolkit.schemas(self.episode.tool_names)]
         tools = [types.Tool(name=spec["name"], description=spec["description"], inputSchema=spec["parameters"],
                             outputSchema=output_schema(toolkit, spec["name"]),
-                            annotations=annotations(toolkit, spec["name"]))
+                            annotations=tool_annotations(toolkit, spec["name"]))
                  for spec in specs]
         return types.ListToolsResult(tools=[*tools, _finish_tool()] if self.control_tools else tools)
 
@@ -186,12 +186,14 @@ class EpisodeServer:
 
     def _resources(self) -> dict[str, tuple[types.Resource, str]]:
         return {
-            SYSTEM_URI: (types.Resource(uri=SYSTEM_URI, name="task-system", title="System message",
-                                        description="Role, acting employee, now and rules (the env's system message).",
-                                        mimeType="text/plain"), system_message(self.episode)),
-            REQUEST_URI: (types.Resource(uri=REQUEST_URI, name="task-request", title="Request",
-                                         description="The requester's message: what the agent is asked to do.",
-                                         mimeType="text/plain"), request_message(self.episode)),
+            SYSTEM_URI: (types.Resource.model_validate({
+                "uri": SYSTEM_URI, "name": "task-system", "title": "System message", "mimeType": "text/plain",
+                "description": "Role, acting employee, now and rules (the env's system message)."}),
+                system_message(self.episode)),
+            REQUEST_URI: (types.Resource.model_validate({
+                "uri": REQUEST_URI, "name": "task-request", "title": "Request", "mimeType": "text/plain",
+                "description": "The requester's message: what the agent is asked to do."}),
+                request_message(self.episode)),
         }
 
     async def list_resources(self) -> types.ListResourcesResult:
@@ -201,8 +203,8 @@ class EpisodeServer:
         found = self._resources().get(uri)
         if found is None:
             raise protocol_error(RESOURCE_NOT_FOUND, f"no resource {uri!r}; resources: {SYSTEM_URI}, {REQUEST_URI}")
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mimeType="text/plain",
-                                                                             text=found[1])])
+        contents = types.TextResourceContents.model_validate({"uri": uri, "mimeType": "text/plain", "text": found[1]})
+        return types.ReadResourceResult(contents=[contents])
 
 
 def write_outcome(path: Path, outcome: dict[str, Any]) -> None:

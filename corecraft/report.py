@@ -240,7 +240,8 @@ def _scores(runs: list[AgentRun], colours: dict[str, str]) -> str:
 
 
 def _block(run: AgentRun, field: str, group: str | None) -> dict[str, Any] | None:
-    return run.summary["overall"] if group is None else run.summary[field].get(group)
+    found: dict[str, Any] | None = run.summary["overall"] if group is None else run.summary[field].get(group)
+    return found
 
 
 def _difficulty_rank(difficulty: str) -> int:

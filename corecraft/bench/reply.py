@@ -9,6 +9,7 @@ the plain substring ``contains`` check as the floor and the 10 ms per-episode gr
 from __future__ import annotations
 
 import itertools
+from functools import partial
 from typing import Any
 
 from corecraft.bench.timing import median, ms, report, samples
@@ -67,7 +68,7 @@ def run(repeat: int = 50) -> list[tuple[str, str, str, str]]:
         floor = 0.0
         for label, fields in FIELDS.items():
             criterion = FinalReply.model_validate({"id": "bench", "kind": "final_reply", **fields})
-            took = median(samples(lambda c=criterion: graded(c), repeat))
+            took = median(samples(partial(graded, criterion), repeat))
             floor = floor or took
             rows.append((f"final_reply {label}, {words} words", ms(took), "", f"{took / floor:.1f}x contains"))
         met, why = graded(every)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -57,7 +57,7 @@ def eval_command(
         console.print(f"[red]error:[/red] cannot run agent(s) {', '.join(unknown)}: use reference, random or "
                       f"openai{needs_model}")
         raise typer.Exit(2)
-    summaries = {}
+    summaries: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(agent):
         factory = factories[name]
         with Progress(console=console, transient=True) as progress, warnings.catch_warnings():
@@ -65,7 +65,7 @@ def eval_command(
             bar = progress.add_task(f"{name} on {split}", total=len(pool) * trials)
             _, summary = evaluate(pool, factory, trials=trials, concurrency=concurrency, judge=judge,
                                   max_steps=max_steps, out=out / name if out else None,
-                                  progress=lambda b=bar: progress.advance(b),
+                                  progress=partial(progress.advance, bar),
                                   agent_name=name, agent_model=model if name == "openai" else None)
         summaries[name] = summary
         if out is not None:
@@ -76,7 +76,7 @@ def eval_command(
     _print(summaries, split, trials)
 
 
-def _print(summaries: dict[str, dict], split: str, trials: int) -> None:
+def _print(summaries: dict[str, dict[str, Any]], split: str, trials: int) -> None:
     metrics = ["pass@1", *[f"pass^{k}" for k in range(2, trials + 1)], "mean_reward"]
     digest = next(iter(summaries.values()))["task_set"]["digest"]
     table = Table(title=f"corecraft eval — split {split} (task set {digest}), {trials} trial(s) per task")
