@@ -48,7 +48,7 @@ def make_task(rubric: list[dict[str, Any]], minefields: list[dict[str, Any]] | N
         "id": "grading_probe", "family": "grading_probe", "category": "reasoning", "difficulty": "easy",
         "world": {"recipe": "tiny"}, "prompt": "A probe for the grader.", "setup": setup or [],
         "reference_solution": {"calls": [], "reply": "done"},
-        "rubric": rubric, "minefields": minefields or [],
+        "rubric": rubric, "minefields": minefields or [], "reply_hygiene": False,
     })
 
 

@@ -324,6 +324,7 @@ def test_episode_grading_counts_judge_verdicts_in_the_reward(server: FakeJudgeSe
         "world": {"recipe": "tiny"}, "prompt": "Reply politely.", "reference_solution": {"reply": "Hi, thanks!"},
         "rubric": [{"id": "says_hi", "kind": "final_reply", "contains": ["hi"]},
                    {"kind": "include", "name": "professional_tone", "weight": 3}],
+        "reply_hygiene": False,
     })
     server.script = [verdict("no", "It is curt.")]
     episode = default_domain().episode(task)

@@ -143,7 +143,7 @@ def tiny_task(criterion: dict[str, Any], reference_reply: str = "A short answer 
         "id": "reply_probe", "family": "reply_probe", "category": "reasoning", "difficulty": "easy",
         "world": {"recipe": "tiny"}, "prompt": "A probe for the reply matchers.",
         "reference_solution": {"calls": [], "reply": reference_reply},
-        "rubric": [{"id": "reply", "kind": "final_reply", **criterion}],
+        "rubric": [{"id": "reply", "kind": "final_reply", **criterion}], "reply_hygiene": False,
     })
 
 

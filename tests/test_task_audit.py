@@ -90,12 +90,14 @@ def test_the_hedge_states_the_reference_and_a_contradiction() -> None:
     assert reply.startswith(task.task.reference_solution.reply) and "149.96" in reply
 
 
-def test_reply_hygiene_turns_the_paste_exploits_down() -> None:
+def test_default_reply_hygiene_turns_the_paste_exploits_down() -> None:
     task = find_task(TASKS[0])
+    assert "reply_hygiene" in [c.id for c in task.criteria]  # graded by default
     data = yaml.safe_load(content("tasks", "dev", f"{TASKS[0]}.yaml").read_text(encoding="utf-8"))
-    guarded = Task.model_validate({**data, "rubric": [*data["rubric"], {"kind": "include", "name": "reply_hygiene"}]})
-    report = audit([DOMAIN.compile(guarded)], DOMAIN, [EXPLOITS_BY_NAME["paste_reads"], EXPLOITS_BY_NAME["paste_all"]])
-    plain = audit([task], DOMAIN, [EXPLOITS_BY_NAME["paste_reads"], EXPLOITS_BY_NAME["paste_all"]])
+    unguarded = Task.model_validate({**data, "reply_hygiene": False})
+    assert "reply_hygiene" not in [c.id for c in DOMAIN.compile(unguarded).criteria]
+    report = audit([task], DOMAIN, [EXPLOITS_BY_NAME["paste_reads"], EXPLOITS_BY_NAME["paste_all"]])
+    plain = audit([DOMAIN.compile(unguarded)], DOMAIN, [EXPLOITS_BY_NAME["paste_reads"], EXPLOITS_BY_NAME["paste_all"]])
     for before, after in zip(plain.attempts, report.attempts, strict=True):
         assert after.reward < before.reward and not after.passed
 

@@ -127,7 +127,8 @@ def test_show_prints_prompt_rubric_with_includes_resolved_and_minefields(root: P
     assert "family alpha · communication · hard · world tiny" in out
     assert "Jesse Hall (jesse.hall@yahoo.com) says the replacement board still does not POST." in out
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.startswith("│")}
-    assert list(rows) == ["escalated", "looked_up", "notes_format", "no_private_data_leak", "professional_tone"]
+    assert list(rows) == ["escalated", "looked_up", "notes_format", "no_private_data_leak", "professional_tone",
+                          "reply_hygiene"]
     assert '"where": {"ticket_id": "tick-250720-001"}, "count": 1' in rows["escalated"]
     assert "│ llm_judge " in rows["professional_tone"] and "│ 2 " in rows["professional_tone"]
     assert "minefield wrong_desk (tool create_escalation)" in out
@@ -307,10 +308,10 @@ def test_stats_json(root: Path) -> None:
         "by_category": {"communication": 1, "multi_step_workflow": 1, "reasoning": 2},
         "by_difficulty": {"easy": 1, "expert": 1, "hard": 1, "medium": 1},
         "by_family": {"alpha": 2, "beta": 1, "gamma": 1},
-        "criteria_per_task": {"mean": 4.25, "min": 4},
-        "criteria_hard_expert": {"hard": {"mean": 5.0, "min": 5}, "expert": {"mean": 4.0, "min": 4}},
+        "criteria_per_task": {"mean": 5.25, "min": 5},  # reply_hygiene included by default
+        "criteria_hard_expert": {"hard": {"mean": 6.0, "min": 6}, "expert": {"mean": 5.0, "min": 5}},
         "reference_calls_mean": 2.0,
-        "llm_judge_weight_share": round(2 / 18, 4),
+        "llm_judge_weight_share": round(2 / 22, 4),
         "tasks_with": {"llm_judge": 1, "arg_format": 4, "db_diff": 0, "minefields": 3, "include": 4},
     }
 
@@ -318,6 +319,6 @@ def test_stats_json(root: Path) -> None:
 def test_stats_tables(root: Path) -> None:
     code, out, _ = invoke("stats", "--root", str(root), "--split", "train")
     assert code == 0
-    for row in ("│ train │     2 │", "│ alpha  │     2 │", "│ criteria per task (mean / min)     │ 4.5 / 4 │",
-                "│ weight share of llm_judge criteria │   20.0% │", "│ tasks with minefields              │       2 │"):
+    for row in ("│ train │     2 │", "│ alpha  │     2 │", "│ criteria per task (mean / min)     │ 5.5 / 5 │",
+                "│ weight share of llm_judge criteria │   16.7% │", "│ tasks with minefields              │       2 │"):
         assert row in out, out

@@ -38,6 +38,10 @@ _CRITERION: TypeAdapter[Criterion] = TypeAdapter(Criterion)
 RubricLibrary = Mapping[str, Mapping[str, Any]]
 """Named reusable criteria (``rubrics/*.yaml``): name -> criterion fields."""
 
+DEFAULT_CRITERIA = ("reply_hygiene",)
+"""Library criteria every task is graded on unless it opts out (``reply_hygiene: false``) or includes
+them itself: a reward that pasting tool output can earn would teach a learner to paste."""
+
 
 @dataclass(frozen=True)
 class CompiledTask:
@@ -163,6 +167,11 @@ def compile_task(task: Task, toolkit: Toolkit, rubrics: RubricLibrary, *, path: 
         if cid in ids:
             check.add((*loc, "id"), f"criterion id {cid!r} is used twice")
         ids.append(cid)
+    if task.reply_hygiene:
+        for name in DEFAULT_CRITERIA:
+            if name in rubrics and name not in ids:
+                criteria.append(_resolve(Include(kind="include", name=name), rubrics))
+                ids.append(name)
     called = [c.id for c in criteria if isinstance(c, ToolCalled)]
     for i, item in enumerate(task.rubric):
         if isinstance(item, ToolCalled):

@@ -306,5 +306,9 @@ class Task(_Strict):
     reference_solution: ReferenceSolution
     rubric: list[RubricItem] = Field(min_length=1)
     minefields: list[Minefield] = Field(default_factory=list)
+    reply_hygiene: bool = Field(
+        default=True, description="Grade the default `reply_hygiene` criterion (rubrics/reply_hygiene.yaml): a reply written "
+                                  "for a person, no pasted tool output, at most 3x the reference's length. Include it "
+                                  "yourself to change its weight; set false only where pasting is the job.")
     canary: str | None = Field(default=None, description="Test-split files carry the benchmark canary string.")
     split: SkipJsonSchema[str | None] = Field(default=None, description="Set from the folder; do not write it in the file.")
