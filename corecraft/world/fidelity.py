@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
+from datetime import date, datetime, tzinfo
 from functools import cache
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict
@@ -97,3 +100,86 @@ def distance_km(a: tuple[float, float], b: tuple[float, float]) -> float:
     lat1, lon1, lat2, lon2 = map(math.radians, (*a, *b))
     h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
     return 6371.0 * 2 * math.asin(math.sqrt(h))
+
+
+Row = dict[str, Any]
+
+DAY_TOLERANCE = 1.0
+"""How far (in days) a duration quoted in text may be from the records: people round."""
+
+DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), kind) for p, kind in (
+    (r"'processing' for (\d+) days", "order_age"),
+    (r"paid \$[\d,.]+ (\d+) days ago", "order_age"),
+    (r"ordered the .{1,80}? about (\d+) days ago", "order_age"),
+    (r"[Bb]ought (?:it|the .{1,80}?) (\d+) days ago", "order_age"),
+    (r"(\d+) days since delivery", "since_delivery"),
+    (r"It is only (\d+) days", "since_delivery"),
+    (r"(\d+) days late", "days_late"),
+    (r"(\d+) days past SLA", "days_late"),
+    (r"but took (\d+)", "transit_days"),
+    (r"'label created' for (\d+) days", "since_shipped"),
+    (r"been (\d+) business days", "since_shipped"),
+    (r"(\d+) days since the ship email", "since_shipped"),
+    (r"arrived on (\d{4}-\d{2}-\d{2})", "delivered_date"),
+    (r"Delivered (\d{4}-\d{2}-\d{2})", "delivered_date"),
+    (r"processed on (\d{4}-\d{2}-\d{2})", "refund_date"),
+    (r"\$[\d,.]+ on (\d{4}-\d{2}-\d{2})", "payment_date"),
+))
+"""Durations and dates people quote, and which record each is measured against."""
+
+DELIVERY_CLAIM = re.compile(r"\barrived\b|(?<!haven't )(?<!never )\breceived\b|\bcame in\b|packing slip|"
+                            r"\bInstalled\b|in the box|since delivery", re.IGNORECASE)
+"""Words that speak of a parcel as already delivered."""
+
+
+def _days(later: datetime, earlier: datetime) -> float:
+    return (later - earlier).total_seconds() / 86400
+
+
+def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None, payment: Row | None,
+            refunds_processed: Sequence[datetime]) -> float | date | None:
+    """The record-backed value behind a quoted duration or date, as of ``when`` (None: no such record)."""
+    delivered = ship["delivered_at"] if ship and ship["delivered_at"] and ship["delivered_at"] <= when else None
+    measures: dict[str, Callable[[], float | date | None]] = {
+        "order_age": lambda: _days(when, order["created_at"]),
+        "since_delivery": lambda: _days(when, delivered) if delivered else None,
+        "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship and ship["shipped_at"] <= when else None,
+        "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
+        "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
+        "delivered_date": lambda: delivered.astimezone(tz).date() if delivered else None,
+        "payment_date": lambda: payment["processed_at"].astimezone(tz).date() if payment else None,
+        "refund_date": lambda: min(refunds_processed).astimezone(tz).date() if refunds_processed else None,
+    }
+    return measures[kind]()
+
+
+def duration_problems(text: str, when: datetime, tz: tzinfo, order: Row | None, ship: Row | None,
+                      payment: Row | None, refunds_processed: Sequence[datetime]) -> list[str]:
+    """Sentences on every duration or date in ``text`` that the records do not bear out."""
+    problems = []
+    for pattern, kind in DURATION_CLAIMS:
+        for match in pattern.finditer(text):
+            actual = None if order is None else measure(kind, when, tz, order, ship, payment, refunds_processed)
+            claim = match.group(1)
+            if actual is None:
+                problems.append(f"says {match.group(0)!r} but the records have no {kind.replace('_', ' ')}")
+            elif isinstance(actual, date):
+                if claim != actual.isoformat():
+                    problems.append(f"says {match.group(0)!r}; the records say {actual.isoformat()}")
+            elif abs(int(claim) - actual) > DAY_TOLERANCE + (5 if "business" in match.group(0) else 0):
+                problems.append(f"says {match.group(0)!r}; the records say {actual:.1f} days")
+    return problems
+
+
+def symptom_problems(text: str, named: Sequence[Row], order_categories: set[str] | None) -> list[str]:
+    """Sentences on every symptom in ``text`` that does not fit the category of a product it names (or,
+    for order-level symptoms with no product named, of any product on the order)."""
+    problems = []
+    for family, symptom in fidelity().symptoms_in(text):
+        label = family.replace("_", " ")
+        problems += [f"describes {label} on {p['name']}, a {p['category']}"
+                     for p in named if p["category"] not in symptom.categories]
+        if symptom.about_order and not named and order_categories is not None \
+                and not order_categories & set(symptom.categories):
+            problems.append(f"describes {label} but the order holds no {'/'.join(symptom.categories)}")
+    return problems

@@ -43,6 +43,7 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.outcomes()
         self.knowledge_base()
         self.slack()
+        self.date_builds_before_orders()
         return self.rows
 
 

@@ -18,12 +18,16 @@ from typing import Any
 
 from corecraft.world import db, models
 from corecraft.world.compat import build_problems
-from corecraft.world.fidelity import distance_km, fidelity
+from corecraft.world.fidelity import (
+    DELIVERY_CLAIM,
+    distance_km,
+    duration_problems,
+    fidelity,
+    symptom_problems,
+)
 from corecraft.world.store import World
 
 CENT = 0.011
-DAY_TOLERANCE = 1.0
-"""How far (in days) a duration quoted in text may be from the records: people round."""
 ROUTE_SLACK_KM = 50.0
 """How much farther from the destination a parcel's next scan may be before the route zig-zags."""
 
@@ -130,10 +134,6 @@ def _with_datetimes(row: Row) -> Row:
     return row
 
 
-def _days(later: datetime, earlier: datetime) -> float:
-    return (later - earlier).total_seconds() / 86400
-
-
 # -- the checks ---------------------------------------------------------------------------------
 def causal_references(r: Records) -> list[Finding]:
     """Every id quoted in text exists, is of a kind we know, dates from before the text, and is not
@@ -158,23 +158,13 @@ def causal_references(r: Records) -> list[Finding]:
 def product_symptoms(r: Records) -> list[Finding]:
     """Symptoms described in a ticket or Slack text fit the category of the products it names."""
     found = []
-    rules = fidelity()
     for entity_id, text, _, order_id in r.texts():
         if entity_id.startswith(("res-", "esc-")):
             continue
-        named = r.named_products(text)
-        for family, symptom in rules.symptoms_in(text):
-            for product in named:
-                if product["category"] not in symptom.categories:
-                    found.append(Finding("product_symptoms", entity_id,
-                                         f"describes {family.replace('_', ' ')} on {product['name']}, "
-                                         f"a {product['category']}"))
-            if symptom.about_order and not named and entity_id.startswith("tick-") and order_id:
-                held = {r.products[ln["product_id"]]["category"] for ln in r.lines.get(order_id, [])}
-                if not held & set(symptom.categories):
-                    found.append(Finding("product_symptoms", entity_id,
-                                         f"describes {family.replace('_', ' ')} but order {order_id} holds "
-                                         f"no {'/'.join(symptom.categories)}"))
+        held = {r.products[ln["product_id"]]["category"] for ln in r.lines.get(order_id or "", [])}
+        about_order = entity_id.startswith("tick-") and order_id is not None
+        found += [Finding("product_symptoms", entity_id, problem)
+                  for problem in symptom_problems(text, r.named_products(text), held if about_order else None)]
     return found
 
 
@@ -263,79 +253,22 @@ def build_dates(r: Records) -> list[Finding]:
             if o["build_id"] and r.builds[o["build_id"]]["created_at"] > o["created_at"]]
 
 
-def _measure(r: Records, kind: str, order_id: str | None, when: datetime) -> float | date | None:
-    """The record-backed value behind a quoted duration or date (None when the records have none)."""
-    order = r.orders.get(order_id or "")
-    if order is None:
-        return None
-    ship = r.shipment_of.get(order["id"])
-    payment = r.payment_of.get(order["id"])
-    delivered = ship["delivered_at"] if ship else None
-    refunds = [x["processed_at"] for x in r.refunds_of.get(order["id"], []) if x["processed_at"]]
-    measures: dict[str, Callable[[], float | date | None]] = {
-        "order_age": lambda: _days(when, order["created_at"]),
-        "since_delivery": lambda: _days(when, delivered) if delivered else None,
-        "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship else None,
-        "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
-        "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
-        "delivered_date": lambda: delivered.astimezone(r.tz).date() if delivered else None,
-        "payment_date": lambda: payment["processed_at"].astimezone(r.tz).date() if payment else None,
-        "refund_date": lambda: refunds[0].astimezone(r.tz).date() if refunds else None,
-    }
-    return measures[kind]()
-
-
-_DURATION_CLAIMS: tuple[tuple[str, str], ...] = (
-    (r"'processing' for (\d+) days", "order_age"),
-    (r"paid \$[\d,.]+ (\d+) days ago", "order_age"),
-    (r"ordered the .{1,80}? about (\d+) days ago", "order_age"),
-    (r"[Bb]ought (?:it|the .{1,80}?) (\d+) days ago", "order_age"),
-    (r"(\d+) days since delivery", "since_delivery"),
-    (r"It is only (\d+) days", "since_delivery"),
-    (r"(\d+) days late", "days_late"),
-    (r"(\d+) days past SLA", "days_late"),
-    (r"but took (\d+)", "transit_days"),
-    (r"'label created' for (\d+) days", "since_shipped"),
-    (r"been (\d+) business days", "since_shipped"),
-    (r"(\d+) days since the ship email", "since_shipped"),
-    (r"arrived on (\d{4}-\d{2}-\d{2})", "delivered_date"),
-    (r"Delivered (\d{4}-\d{2}-\d{2})", "delivered_date"),
-    (r"processed on (\d{4}-\d{2}-\d{2})", "refund_date"),
-    (r"\$[\d,.]+ on (\d{4}-\d{2}-\d{2})", "payment_date"),
-)
-
-
 def text_durations(r: Records) -> list[Finding]:
     """Durations and dates quoted in tickets and Slack agree with the records they are about."""
     found = []
     for entity_id, text, when, order_id in r.texts():
-        for pattern, kind in _DURATION_CLAIMS:
-            for match in re.finditer(pattern, text):
-                actual = _measure(r, kind, order_id, when)
-                claim = match.group(1)
-                if actual is None:
-                    found.append(Finding("text_durations", entity_id,
-                                         f"says {match.group(0)!r} but the records have no {kind.replace('_', ' ')}"))
-                elif isinstance(actual, date):
-                    if claim != actual.isoformat():
-                        found.append(Finding("text_durations", entity_id,
-                                             f"says {match.group(0)!r}; the records say {actual.isoformat()}"))
-                elif abs(int(claim) - actual) > DAY_TOLERANCE + (5 if "business" in match.group(0) else 0):
-                    found.append(Finding("text_durations", entity_id,
-                                         f"says {match.group(0)!r}; the records say {actual:.1f} days"))
+        order = r.orders.get(order_id or "")
+        refunds = [x["processed_at"] for x in r.refunds_of.get(order_id or "", []) if x["processed_at"]]
+        found += [Finding("text_durations", entity_id, problem) for problem in duration_problems(
+            text, when, r.tz, order, r.shipment_of.get(order_id or ""), r.payment_of.get(order_id or ""), refunds)]
     return found
-
-
-_DELIVERY_CLAIM = re.compile(r"\barrived\b|(?<!haven't )(?<!never )\breceived\b|\bcame in\b|packing slip|"
-                             r"\bInstalled\b|in the box|since delivery", re.IGNORECASE)
 
 
 def delivery_claims(r: Records) -> list[Finding]:
     """A ticket that speaks of the parcel as arrived is about an order delivered before it was written."""
     found = []
     for t in r.tickets.values():
-        text = f"{t['subject']}\n{t['body']}"
-        claim = _DELIVERY_CLAIM.search(text)
+        claim = DELIVERY_CLAIM.search(f"{t['subject']}\n{t['body']}")
         if not t["order_id"] or not claim:
             continue
         ship = r.shipment_of.get(t["order_id"])

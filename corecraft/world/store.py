@@ -26,7 +26,7 @@ from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
 from corecraft.paths import cache_dir, content
-from corecraft.world import compat, db, generation, generator, models
+from corecraft.world import compat, db, fidelity, generation, generator, models
 from corecraft.world.generator import GENERATOR_VERSION, build_world, enable_foreign_keys
 from corecraft.world.recipe import Recipe, load_recipe
 
@@ -40,7 +40,7 @@ def _content_fingerprint() -> str:
     digest = hashlib.sha256(f"{GENERATOR_VERSION}|{faker.VERSION}|{sqlite3.sqlite_version}".encode())
     for path in sorted(content("seeds").glob("*.yaml")):
         digest.update(path.read_bytes())
-    code = [Path(module.__file__ or "") for module in (generator, models, compat, db)]
+    code = [Path(module.__file__ or "") for module in (generator, models, compat, db, fidelity)]
     code += sorted(Path(generation.__file__ or "").parent.glob("*.py"))
     for path in code:
         digest.update(path.read_bytes())

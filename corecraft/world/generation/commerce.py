@@ -140,6 +140,8 @@ class CommerceMixin(GeneratorBase):
         status = "delivered" if delivered else ("exception" if late and self.now > eta else events[-1][1])
         if status == "picked_up":
             status = "in_transit"
+        if status == "exception":  # the scan that put it there
+            events.append((min(max(eta, events[-1][0]) + timedelta(hours=2), self.now), "exception", events[-1][2]))
         no_eta = self.rng.random() < self.recipe.noise.missing_eta_rate
         return {
             "id": order["id"].replace("ord-", "ship-"), "order_id": order["id"], "carrier": carrier,
@@ -147,6 +149,22 @@ class CommerceMixin(GeneratorBase):
             "eta": None if no_eta else eta, "delivered_at": delivered,
             "events": [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events],
         }
+
+    def date_builds_before_orders(self) -> None:
+        """A build a customer ordered was saved before the first order made from it."""
+        first_order: dict[str, datetime] = {}
+        for order in self.rows[m.Order]:
+            if order["build_id"]:
+                first_order[order["build_id"]] = min(order["created_at"], first_order.get(order["build_id"], self.now))
+        customers = {c["id"]: c for c in self.rows[m.Customer]}
+        for build in self.rows[m.Build]:
+            ordered = first_order.get(build["id"])
+            if ordered is None or build["created_at"] <= ordered:
+                continue
+            low = max(customers[build["customer_id"]]["created_at"], ordered - timedelta(days=30))
+            rng = self.local_rng("build", build["id"])
+            span = max(0, int((ordered - timedelta(hours=1) - low).total_seconds() // 60))
+            build["created_at"] = low + timedelta(minutes=rng.randint(0, span))
 
     def tracking(self, carrier: str) -> str:
         digits = "".join(self.rng.choices(string.digits, k=12))
