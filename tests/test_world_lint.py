@@ -53,7 +53,7 @@ def test_product_symptoms_flags_a_psu_with_bent_pins(world: World) -> None:
     ticket, = pick(world, "product_symptoms", "SELECT id FROM supportticket ORDER BY id")
     psu, = one(world, "SELECT name FROM product WHERE category = 'psu' ORDER BY id LIMIT 1")
     found = injected(world, "product_symptoms", ticket,
-                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                     ("UPDATE supportticket SET subject = 'Bent pins', body = ? WHERE id = ?",
                       (f"A couple of bent pins on my {psu}. Covered?", ticket)))
     assert len(found) == 1 and "socket pins" in found[0].message and "a psu" in found[0].message
 

@@ -52,6 +52,8 @@ class ArticleSeed(_Seed):
 class TicketPhrase(_Seed):
     subject: str
     body: str
+    first_contact: str | None = None
+    """The body for a customer with no earlier ticket to quote (phrases whose body quotes {ticket_id})."""
 
 
 class Phrases(_Seed):

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
+from corecraft.world.fidelity import DELIVERY_CLAIM, DURATION_CLAIMS, duration_problems, fidelity, measure, symptom_problems
 from corecraft.world.generation.base import TICKET_CHANNELS, TYPE_DEPARTMENT, GeneratorBase, money
-from corecraft.world.seeds import phrases
+from corecraft.world.seeds import TicketPhrase, phrases
+
+
+@dataclass
+class _TicketStory:
+    """The records one ticket's text may speak of."""
+
+    ticket: dict[str, Any]
+    order: dict[str, Any] | None
+    ship: dict[str, Any] | None
+    payment: dict[str, Any] | None
+    lines: list[dict[str, Any]]
+    own_orders: list[dict[str, Any]]
+    earlier_tickets: list[dict[str, Any]]
 
 
 class SupportMixin(GeneratorBase):
@@ -86,11 +102,18 @@ class SupportMixin(GeneratorBase):
         }
 
     def fill_ticket_text(self) -> None:
+        """Subject and body for each ticket: the drawn phrase if the records bear it out, else another of
+        its type that they do (drawn from the ticket's own randomness)."""
         orders = {o["id"]: o for o in self.rows[m.Order]}
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
+        payments = {p["order_id"]: p for p in self.rows[m.Payment]}
         products = {p["id"]: p for p in self.rows[m.Product]}
         lines_by_order = self.lines_by_order()
-        for t in self.rows[m.SupportTicket]:
+        orders_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for o in sorted(self.rows[m.Order], key=lambda o: o["created_at"]):
+            orders_of[o["customer_id"]].append(o)
+        earlier_tickets: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for t in sorted(self.rows[m.SupportTicket], key=lambda t: (t["created_at"], t["id"])):
             order = orders.get(t["order_id"]) if t["order_id"] else None
             if order:
                 product = products[self.rng.choice(lines_by_order[order["id"]])["product_id"]]
@@ -98,9 +121,69 @@ class SupportMixin(GeneratorBase):
                 product = self.rng.choice(self.rows[m.Product])
             ship = ships.get(t["order_id"]) if t["order_id"] else None
             values = self.placeholders(t.pop("_customer"), order, product, ship, t["id"], t["created_at"])
-            phrase = t.pop("_phrase")
-            t["subject"] = phrase.subject.format(**values)
-            t["body"] = phrase.body.format(**values)
+            drawn = t.pop("_phrase")
+            rng = self.local_rng("ticket-text", t["id"])
+            pool = phrases().tickets[t["type"]]
+            story = _TicketStory(t, order, ship, payments.get(t["order_id"] or ""),
+                                 [products[ln["product_id"]] for ln in lines_by_order.get(t["order_id"] or "", [])],
+                                 [o for o in orders_of[t["customer_id"]] if o["created_at"] < t["created_at"]],
+                                 earlier_tickets[t["customer_id"]])
+            for phrase in [drawn, *rng.sample(pool, len(pool))]:
+                text = self.ticket_text(phrase, story, product, dict(values), rng, ships)
+                if text is not None:
+                    t["subject"], t["body"] = text
+                    break
+            else:
+                t["subject"], t["body"] = drawn.subject.format(**values), drawn.body.format(**values)
+            earlier_tickets[t["customer_id"]].append(t)
+
+    def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
+                    rng: random.Random, ships: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+        """The phrase filled in so that it fits the ticket's records, or None when it cannot."""
+        rules = fidelity()
+        t = story.ticket
+        body = phrase.body
+        if "{ticket_id}" in body and not story.earlier_tickets and phrase.first_contact:
+            body = phrase.first_contact
+        template = f"{phrase.subject}\n{body}"
+        allowed = rules.allowed_categories(template)
+        names_product = any(f"{{{k}}}" in template for k in ("product", "sku", "brand"))
+        if names_product and allowed is not None and product["category"] not in allowed:
+            fitting = [p for p in (story.lines if story.order else self.rows[m.Product]) if p["category"] in allowed]
+            if not fitting:
+                return None
+            product = rng.choice(fitting)
+            values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if story.order is None and "{order_id}" in template:
+            if not story.own_orders:
+                return None
+            quoted = rng.choice(story.own_orders)
+            quoted_ship = ships.get(quoted["id"]) or {}
+            values.update(order_id=quoted["id"], amount=f"{quoted['total']:.2f}",
+                          carrier=quoted_ship.get("carrier", quoted["shipping_method"]),
+                          tracking=quoted_ship.get("tracking_number", "not yet assigned"))
+        if "{ticket_id}" in template:
+            if not story.earlier_tickets:
+                return None
+            values["ticket_id"] = story.earlier_tickets[-1]["id"]
+        for pattern, kind in DURATION_CLAIMS:
+            if story.order is None or not pattern.search(template.format(**values)):
+                continue
+            actual = measure(kind, t["created_at"], self.tz, story.order, story.ship, story.payment, [])
+            if isinstance(actual, float):
+                values["days"] = max(1, round(actual * 5 / 7 if "business" in pattern.pattern else actual))
+            elif actual is not None:
+                values["date"] = actual.isoformat()
+        text = template.format(**values)
+        named = [product] if names_product else []
+        held = {p["category"] for p in story.lines} if story.order else None
+        delivered = story.ship is not None and story.ship["delivered_at"] is not None \
+            and story.ship["delivered_at"] <= t["created_at"]
+        if symptom_problems(text, named, held) or (story.order and DELIVERY_CLAIM.search(text) and not delivered) \
+                or duration_problems(text, t["created_at"], self.tz, story.order, story.ship, story.payment, []):
+            return None
+        subject, body = text.split("\n", 1)
+        return subject, body
 
     def outcomes(self) -> None:
         """Resolutions, refunds and escalations for tickets, and the statuses they imply."""
