@@ -134,8 +134,25 @@ class SupportMixin(GeneratorBase):
                     t["subject"], t["body"] = text
                     break
             else:
+                phrase = drawn
                 t["subject"], t["body"] = drawn.subject.format(**values), drawn.body.format(**values)
+            t["_text"] = (phrase, story, product, values)
             earlier_tickets[t["customer_id"]].append(t)
+
+    def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
+        """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one, quoting the amount refunded:
+        its own phrase if that fits, else another of its type that does (from the ticket's own randomness)."""
+        phrase, story, product, values = t["_text"]
+        rules = fidelity()
+        rng = self.local_rng("ticket-refit", t["id"])
+        pool = [p for p in phrases().tickets[t["type"]]
+                if refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons]
+        values = {**values, "amount": f"{refund['amount']:.2f}"}
+        for candidate in ([phrase] if phrase in pool else []) + rng.sample(pool, len(pool)):
+            text = self.ticket_text(candidate, story, product, dict(values), rng, ships)
+            if text is not None:
+                t["subject"], t["body"] = text
+                return
 
     def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
                     rng: random.Random, ships: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
@@ -209,6 +226,8 @@ class SupportMixin(GeneratorBase):
                 continue
             resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
             outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded)
+            if refund is not None and refund["reason"] == "price_adjustment":
+                self.refit_ticket_text(t, refund, ships)
             if refund is not None:
                 approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
                     e for e in self.rows[m.Employee] if e["department"] == "billing"
@@ -229,6 +248,8 @@ class SupportMixin(GeneratorBase):
                 "_order": n, "ticket_id": t["id"], "outcome": outcome, "resolved_by_id": resolver["id"],
                 "refund": refund, "created_at": t["updated_at"], "_details": self.details(t, outcome, refund),
             })
+        for t in self.rows[m.SupportTicket]:
+            t.pop("_text")
         self.dated_ids(refunds, "ref", "created_at")
         self.dated_ids(resolutions, "res", "created_at")
         self.dated_ids(escalations, "esc", "created_at")
@@ -289,14 +310,20 @@ class SupportMixin(GeneratorBase):
 
     def escalation(self, n: int, t: dict[str, Any], order: dict[str, Any] | None,
                    staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        """An escalation of a type that fits the ticket's issue."""
         kind = {"troubleshooting": "technical", "recommendation": "product_specialist",
                 "return": "policy_exception", "billing": "insufficient_permission"}.get(t["type"], "technical")
+        fitting = fidelity().fit(t["type"], f"{t['subject']}\n{t['body']}").escalations
+        if kind not in fitting:
+            kind = self.local_rng("escalation", t["id"]).choice(fitting)
         notes = {
             "technical": "Customer's fault persists after standard troubleshooting; needs bench testing.",
             "product_specialist": "Customer wants a specialist to confirm part choices for a custom build.",
             "policy_exception": "Customer asks for a return outside the window; needs an exception decision.",
             "insufficient_permission": "Refund requested is above my approval limit.",
         }[kind]
+        if t["type"] in ("shipping", "order_issue", "other"):
+            notes = self.escalation_note(t, kind)
         created = self.between(t["created_at"], t["updated_at"]) if t["updated_at"] > t["created_at"] else t["created_at"]
         creator = t["assignee_id"] or self.rng.choice(staff["support"])["id"]
         return {
@@ -305,3 +332,10 @@ class SupportMixin(GeneratorBase):
             "resolved_at": t["updated_at"] if t["status"] in ("resolved", "closed") else None,
         }
 
+    def escalation_note(self, t: dict[str, Any], kind: str) -> str:
+        """Why a shipping, order or general ticket went up the chain."""
+        return {
+            "policy_exception": f"Customer on a {t['type'].replace('_', ' ')} ticket asks for more than policy "
+                                "allows; needs a leadership decision.",
+            "insufficient_permission": "Compensation asked for is above my approval limit.",
+        }[kind]
