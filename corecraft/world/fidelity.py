@@ -183,3 +183,29 @@ def symptom_problems(text: str, named: Sequence[Row], order_categories: set[str]
                 and not order_categories & set(symptom.categories):
             problems.append(f"describes {label} but the order holds no {'/'.join(symptom.categories)}")
     return problems
+
+
+LEDGER_CLAIMS: tuple[tuple[re.Pattern[str], str | None], ...] = tuple((re.compile(p), reason) for p, reason in (
+    (r"[Rr]efund of \$(\d[\d,]*(?:\.\d{2})?) on ord-\d{6}-\d{3} issued", None),
+    (r"refunding the difference of \$(\d[\d,]*(?:\.\d{2})?)", None),
+    (r"\$(\d[\d,]*(?:\.\d{2})?) refunded", None),
+    (r"Double charge confirmed on", "duplicate_charge"),
+))
+"""Things Slack says happened to money: (pattern, the refund reason it needs or None for 'the amount')."""
+
+
+def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
+    """Sentences on every refund ``text`` claims that none of ``refunds`` (the order's, so far) backs."""
+    problems = []
+    for pattern, reason in LEDGER_CLAIMS:
+        match = pattern.search(text)
+        if not match:
+            continue
+        if reason:
+            backed = any(x["reason"] == reason for x in refunds)
+        else:
+            amount = float(match.group(1).replace(",", ""))
+            backed = any(abs(x["amount"] - amount) <= 0.011 for x in refunds)
+        if not backed:
+            problems.append(f"claims {match.group(0)!r}; the ledger has no such refund")
+    return problems

@@ -23,6 +23,7 @@ from corecraft.world.fidelity import (
     distance_km,
     duration_problems,
     fidelity,
+    ledger_problems,
     symptom_problems,
 )
 from corecraft.world.store import World
@@ -299,32 +300,15 @@ def outcome_fit(r: Records) -> list[Finding]:
     return found
 
 
-_LEDGER_CLAIMS: tuple[tuple[str, str | None], ...] = (
-    (r"[Rr]efund of \$([\d,.]+) on ord-\d{6}-\d{3} issued", None),
-    (r"refunding the difference of \$([\d,.]+)", None),
-    (r"\$([\d,.]+) refunded", None),
-    (r"Double charge confirmed on", "duplicate_charge"),
-)
-
-
 def ledger_claims(r: Records) -> list[Finding]:
     """Slack says a refund happened only when the ledger holds it (same order, amount or reason, earlier)."""
     found = []
     for msg in r.messages.values():
         order_id = next(iter(_ORDER_ID.findall(msg["text"])), None)
-        for pattern, reason in _LEDGER_CLAIMS:
-            match = re.search(pattern, msg["text"])
-            if not match or not order_id:
-                continue
+        if order_id:
             refunds = [x for x in r.refunds_of.get(order_id, []) if x["created_at"] <= msg["ts"]]
-            if reason:
-                backed = any(x["reason"] == reason for x in refunds)
-            else:
-                amount = float(match.group(1).replace(",", ""))
-                backed = any(abs(x["amount"] - amount) <= CENT for x in refunds)
-            if not backed:
-                found.append(Finding("ledger_claims", msg["id"],
-                                     f"claims {match.group(0)!r} on {order_id}; the ledger has no such refund"))
+            found += [Finding("ledger_claims", msg["id"], f"{problem} on {order_id}")
+                      for problem in ledger_problems(msg["text"], refunds)]
     return found
 
 

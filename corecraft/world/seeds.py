@@ -59,6 +59,8 @@ class TicketPhrase(_Seed):
 class Phrases(_Seed):
     tickets: dict[str, list[TicketPhrase]]
     slack: dict[str, list[str]]
+    slack_reserve: dict[str, list[str]] = {}
+    """More lines per channel, drawn only when a message's own line would repeat an earlier text."""
     channels: dict[str, str]
 
 
