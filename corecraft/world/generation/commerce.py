@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
+from corecraft.world.fidelity import distance_km, fidelity
 from corecraft.world.generation.base import (
     WAREHOUSE_CITIES,
     GeneratorBase,
@@ -123,14 +124,20 @@ class CommerceMixin(GeneratorBase):
         delivered = arrive if arrive <= self.now else None
         warehouse = self.rng.choice(WAREHOUSES)
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
-        events = [(shipped, "label_created", WAREHOUSE_CITIES[warehouse]),
-                  (shipped + timedelta(hours=4), "picked_up", WAREHOUSE_CITIES[warehouse])]
+        picked = shipped + timedelta(hours=4)
+        if picked.weekday() >= 5:  # carriers collect on weekdays: a weekend label waits for Monday
+            picked = add_business_days(picked, 1).replace(hour=7, minute=30)
+        events = [(shipped, "label_created", WAREHOUSE_CITIES[warehouse]), (picked, "picked_up", WAREHOUSE_CITIES[warehouse])]
         hop = shipped + timedelta(hours=18)
         end = delivered or self.now
+        hops = []
         while hop < end - timedelta(hours=12):
-            events.append((hop, "in_transit", self.rng.choice(["Memphis, TN", "Louisville, KY", "Indianapolis, IN",
-                                                               "Dallas, TX", "Harrisburg, PA", "Ontario, CA"])))
+            self.rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
+            hops.append(hop)
             hop += timedelta(hours=self.rng.randint(16, 40))
+        route = self.route(WAREHOUSE_CITIES[warehouse], order["shipping_address"]["state"], order["id"])
+        hops = [h for h in hops if h > picked + timedelta(hours=6)]
+        events += [(h, "in_transit", route[k * len(route) // len(hops)]) for k, h in enumerate(hops) if route]
         if late:
             events.append((min(eta, end), "delayed", "carrier network"))
         if delivered:
@@ -149,6 +156,20 @@ class CommerceMixin(GeneratorBase):
             "eta": None if no_eta else eta, "delivered_at": delivered,
             "events": [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events],
         }
+
+    def route(self, origin: str, state: str, order_id: str) -> list[str]:
+        """Up to three carrier hubs on the way from ``origin`` to ``state``, each nearer the destination."""
+        geo = fidelity()
+        start, goal = geo.coordinates(origin), geo.states.get(state)
+        if start is None or goal is None:
+            return []
+        direct = distance_km(start, goal)
+        on_the_way = [name for name, at in geo.hubs.items()
+                      if distance_km(at, goal) < direct - 100
+                      and distance_km(start, at) + distance_km(at, goal) <= 1.2 * direct + 150]
+        rng = self.local_rng("route", order_id)
+        chosen = rng.sample(on_the_way, min(len(on_the_way), rng.randint(1, 3)))
+        return sorted(chosen, key=lambda name: -distance_km(geo.hubs[name], goal))
 
     def date_builds_before_orders(self) -> None:
         """A build a customer ordered was saved before the first order made from it."""
