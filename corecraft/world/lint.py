@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from corecraft.world import db, models
@@ -216,7 +216,7 @@ def order_prices(r: Records) -> list[Finding]:
     found = []
     for order in r.orders.values():
         for line in r.lines.get(order["id"], []):
-            expected = price_on(r.products[line["product_id"]], order["created_at"].date())
+            expected = price_at(r.products[line["product_id"]], order["created_at"])
             if abs(line["unit_price"] - expected) > CENT:
                 found.append(Finding("order_prices", line["id"],
                                      f"charges ${line['unit_price']:.2f} for {line['product_id']}, "
@@ -224,10 +224,10 @@ def order_prices(r: Records) -> list[Finding]:
     return found
 
 
-def price_on(product: Row, day: date) -> float:
-    """A product's price on ``day``: the first ``price_history`` step still in force, else today's."""
+def price_at(product: Row, when: datetime) -> float:
+    """A product's price at ``when``: the first ``price_history`` step still in force, else today's."""
     for step in product["specs"].get("price_history", []):
-        if day < date.fromisoformat(step["until"]):
+        if when < datetime.fromisoformat(step["until"]):
             return float(step["price"])
     return float(product["price"])
 

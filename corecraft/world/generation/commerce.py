@@ -73,7 +73,34 @@ class CommerceMixin(GeneratorBase):
                 lines.append({"id": f"{order['id']}-L{k}", "order_id": order["id"], **line})
         self.rows[m.Order] = orders
         self.rows[m.OrderLine] = lines
+        self.price_histories()
         self.fulfil()
+
+    def price_histories(self) -> None:
+        """Give each product sold at other than today's price the history that explains its order lines.
+
+        ``specs.price_history`` lists steps ``{"until": ISO datetime, "price": ...}`` in time order: the
+        price in force before ``until``; after the last step the product sells at its listed price.
+        """
+        created = {o["id"]: o["created_at"] for o in self.rows[m.Order]}
+        sales: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
+        for line in self.rows[m.OrderLine]:
+            sales[line["product_id"]].append((created[line["order_id"]], line["unit_price"]))
+        for product in self.rows[m.Product]:
+            sold = sorted(sales.get(product["id"], []))
+            if all(abs(unit - product["price"]) < 0.005 for _, unit in sold):
+                continue
+            steps: list[dict[str, Any]] = []
+            current = sold[0][1]
+            for when, unit in sold[1:]:
+                if abs(unit - current) >= 0.005:
+                    steps.append({"until": when.isoformat(), "price": current})
+                    current = unit
+            if abs(current - product["price"]) >= 0.005:
+                changed = min(sold[-1][0] + timedelta(days=1), self.now).replace(hour=0, minute=0)
+                steps.append({"until": max(changed, sold[-1][0] + timedelta(minutes=1)).isoformat(),
+                              "price": current})
+            product["specs"] = {**product["specs"], "price_history": steps}
 
     def fulfil(self) -> None:
         """Order status, payment and shipment for each order, by its age."""
