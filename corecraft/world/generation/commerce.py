@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
+from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import distance_km, fidelity
 from corecraft.world.generation.base import (
     WAREHOUSE_CITIES,
@@ -33,6 +34,7 @@ class CommerceMixin(GeneratorBase):
         for part in self.rows[m.BuildComponent]:
             parts_by_build[part["build_id"]].append(part["product_id"])
         price = {p["id"]: p["price"] for p in products}
+        by_id = {p["id"]: p for p in products}
         weights = [3 if p["category"] in ("gpu", "cpu", "memory", "storage", "peripheral") else 1 for p in products]
         # A long tail: a few customers order often, many once.
         cust_weights = [1 + (i % 7 == 0) * 4 + (i % 3 == 0) for i in range(len(customers))]
@@ -44,11 +46,14 @@ class CommerceMixin(GeneratorBase):
             build_id = None
             if builds_by_customer.get(customer["id"]) and self.rng.random() < 0.5:
                 build_id = self.rng.choice(builds_by_customer[customer["id"]])
+                parts_by_build[build_id] = self.working(parts_by_build[build_id], by_id)
                 items = [(pid, 1) for pid in parts_by_build[build_id]]
             else:
                 count = self.rng.choices([1, 2, 3, 4], weights=[50, 30, 14, 6])[0]
                 picked = self.rng.choices(products, weights=weights, k=count)
                 items = list({p["id"]: (p["id"], self.rng.choice([1, 1, 1, 2])) for p in picked}.values())
+                kept = self.working([pid for pid, _ in items], by_id)
+                items = [(pid, qty) for pid, (_, qty) in zip(kept, items, strict=True)]
             order_lines = []
             for pid, qty in items:
                 unit = price[pid]
@@ -67,6 +72,8 @@ class CommerceMixin(GeneratorBase):
                 "created_at": created, "updated_at": created, "_lines": order_lines, "_tier": tier,
             }
             orders.append(order)
+        for part in self.rows[m.BuildComponent]:  # saved builds as they were ordered
+            part["product_id"] = parts_by_build[part["build_id"]][int(part["id"].rsplit("-", 1)[1]) - 1]
         self.dated_ids(orders, "ord", "created_at")
         for order in orders:
             for k, line in enumerate(order.pop("_lines"), start=1):
@@ -75,6 +82,31 @@ class CommerceMixin(GeneratorBase):
         self.rows[m.OrderLine] = lines
         self.price_histories()
         self.fulfil()
+
+    def working(self, part_ids: list[str], by_id: dict[str, dict[str, Any]]) -> list[str]:
+        """``part_ids`` with CPU, board and memory made to fit together where one part (a board first, then
+        memory, then the CPU) can be swapped for a fitting part of its category at the same price and
+        availability, so the order's amounts and fate stand. Other mismatches stay: customers' mix-ups."""
+        def problems(ids: list[str]) -> list[dict[str, Any]]:
+            core = [by_id[i] for i in ids if by_id[i]["category"] in ("cpu", "motherboard", "memory")]
+            return build_problems(core) if len({p["category"] for p in core}) > 1 else []
+
+        if not problems(part_ids):
+            return part_ids
+        swap_first = ("motherboard", "memory", "cpu")  # the platform is the usual slip; the CPU is the choice
+        for k in sorted(range(len(part_ids)), key=lambda i: (swap_first.index(by_id[part_ids[i]]["category"])
+                                                             if by_id[part_ids[i]]["category"] in swap_first else 9, -i)):
+            old = by_id[part_ids[k]]
+            if old["category"] not in swap_first:
+                continue
+            options = sorted(p["id"] for p in by_id.values() if p["category"] == old["category"]
+                             and p["id"] not in part_ids and abs(p["price"] - old["price"]) < 0.005
+                             and (p["stock_status"] == "out_of_stock") == (old["stock_status"] == "out_of_stock"))
+            for option in options:
+                candidate = [*part_ids[:k], option, *part_ids[k + 1:]]
+                if not problems(candidate):
+                    return candidate
+        return part_ids
 
     def price_histories(self) -> None:
         """Give each product sold at other than today's price the history that explains its order lines.
