@@ -52,7 +52,6 @@ class Fidelity(_Data):
     symptoms: dict[str, Symptom]
     ticket_fits: dict[str, Fit]
     issues: dict[str, Issue]
-    warehouses: dict[str, str]
     places: dict[str, tuple[float, float]]
     hubs: dict[str, tuple[float, float]]
     states: dict[str, tuple[float, float]]
