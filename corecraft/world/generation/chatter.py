@@ -132,7 +132,9 @@ class ChatterMixin(GeneratorBase):
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, rng: random.Random) -> str | None:
         """The template filled in so that it fits the records as of the message's moment, or None."""
         rules = fidelity()
-        if "{ticket_id}" in template and self.ticket_created(values["ticket_id"]) > story.ts:
+        quoted = self.ticket_row(values["ticket_id"])
+        if "{ticket_id}" in template and (quoted["created_at"] > story.ts or (
+                "{order_id}" in template and quoted["order_id"] != story.order["id"])):
             about_order = [t for t in self.rows[m.SupportTicket]
                            if t["order_id"] == story.order["id"] and t["created_at"] <= story.ts]
             earlier = about_order or ([] if "{order_id}" in template else
@@ -163,8 +165,9 @@ class ChatterMixin(GeneratorBase):
             return None
         return text
 
-    def ticket_created(self, ticket_id: str) -> datetime:
-        return next(t["created_at"] for t in self.rows[m.SupportTicket] if t["id"] == ticket_id)
+    def ticket_row(self, ticket_id: str) -> dict[str, Any]:
+        """The generated ticket with this id."""
+        return next(t for t in self.rows[m.SupportTicket] if t["id"] == ticket_id)
 
     def reactions(self) -> dict[str, int]:
         if self.rng.random() < 0.6:

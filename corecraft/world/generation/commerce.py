@@ -94,11 +94,9 @@ class CommerceMixin(GeneratorBase):
         if not problems(part_ids):
             return part_ids
         swap_first = ("motherboard", "memory", "cpu")  # the platform is the usual slip; the CPU is the choice
-        for k in sorted(range(len(part_ids)), key=lambda i: (swap_first.index(by_id[part_ids[i]]["category"])
-                                                             if by_id[part_ids[i]]["category"] in swap_first else 9, -i)):
+        core = [k for k, pid in enumerate(part_ids) if by_id[pid]["category"] in swap_first]
+        for k in sorted(core, key=lambda k: (swap_first.index(by_id[part_ids[k]]["category"]), -k)):
             old = by_id[part_ids[k]]
-            if old["category"] not in swap_first:
-                continue
             options = sorted(p["id"] for p in by_id.values() if p["category"] == old["category"]
                              and p["id"] not in part_ids and abs(p["price"] - old["price"]) < 0.005
                              and (p["stock_status"] == "out_of_stock") == (old["stock_status"] == "out_of_stock"))
