@@ -27,7 +27,7 @@ from corecraft.world.generation.people import PeopleMixin
 from corecraft.world.generation.support import SupportMixin
 from corecraft.world.recipe import Recipe
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 """Bump when generated content changes; part of the template cache key."""
 
 
