@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "28671d09bce638c8236e05efb3342ffad06fa3f233b8e48e0ad37578b3ae9d3d"
+DEFAULT_WORLD_HASH = "2774e5c900dc94ff999a699a5829d418b377f00a2a5b1f7102a0ad303eeb74d2"
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""``corecraft world build|stats|inspect``: build the template, count it, look at one row."""
+"""``corecraft world build|stats|inspect|lint``: build the template, count it, look at one row, lint it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.table import Table
 
 from corecraft.domain import default_domain
 from corecraft.world import db, models
+from corecraft.world import lint as world_lint
 from corecraft.world.recipe import RecipeError
 from corecraft.world.store import World
 
@@ -80,3 +81,18 @@ def inspect(entity: Annotated[str, typer.Argument(help="Entity type, e.g. Order 
         console.print(f"[red]error:[/red] no {model.__name__} with id {row_id!r}")
         raise typer.Exit(1)
     console.print_json(json.dumps(row))
+
+
+@app.command()
+def lint(world: Annotated[str, typer.Option("--world", "--recipe", "-w", help="Recipe name or path.")] = "default",
+         seed: SeedOpt = None,
+         show: Annotated[int, typer.Option(help="Findings to print per class.")] = 5) -> None:
+    """Semantic checks (causal references, symptoms per product, routes, prices ...); exit 1 on findings."""
+    findings = world_lint.lint(open_world(world, seed), default_domain().seeds.fidelity)
+    for check, count in world_lint.counts(findings).items():
+        console.print(f"{check}: {count}", style="red" if count else "green")
+        for finding in [f for f in findings if f.check == check][:show]:
+            console.print(f"  {finding.entity_id} {finding.message}", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"{len(findings)} findings")
+    if findings:
+        raise typer.Exit(1)

@@ -28,7 +28,7 @@ from corecraft.world.generation.support import SupportMixin
 from corecraft.world.recipe import Recipe
 from corecraft.world.seeds import Seeds
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 """Bump when generated content changes; part of the template cache key."""
 
 
@@ -44,6 +44,7 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.outcomes()
         self.knowledge_base()
         self.slack()
+        self.date_builds_before_orders()
         return self.rows
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from corecraft.world.fidelity import Fidelity
 from corecraft.world.vocab import Category
 
 
@@ -47,11 +48,15 @@ class ArticleSeed(_Seed):
 class TicketPhrase(_Seed):
     subject: str
     body: str
+    first_contact: str | None = None
+    """The body for a customer with no earlier ticket to quote (phrases whose body quotes {ticket_id})."""
 
 
 class Phrases(_Seed):
     tickets: dict[str, list[TicketPhrase]]
     slack: dict[str, list[str]]
+    slack_reserve: dict[str, list[str]] = {}
+    """More lines per channel, drawn only when a message's own line would repeat an earlier text."""
     channels: dict[str, str]
 
 
@@ -129,6 +134,11 @@ class Seeds:
     @cached_property
     def handbook(self) -> tuple[ArticleSeed, ...]:
         return tuple(ArticleSeed.model_validate(a) for a in self._load("handbook.yaml")["articles"])
+
+    @cached_property
+    def fidelity(self) -> Fidelity:
+        """What makes the records hang together (``fidelity.yaml``): the generator and ``world lint`` share it."""
+        return Fidelity.model_validate(self._load("fidelity.yaml"))
 
     @cached_property
     def phrases(self) -> Phrases:

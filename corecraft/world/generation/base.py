@@ -43,6 +43,7 @@ class GeneratorBase:
     def __init__(self, recipe: Recipe, seed: int, seeds: Seeds) -> None:
         self.recipe = recipe
         self.seeds = seeds
+        self.seed = seed
         self.rng = random.Random(seed)
         self.fake = Faker("en_US")
         self.fake.seed_instance(seed)
@@ -53,6 +54,11 @@ class GeneratorBase:
         self.rows: dict[type[SQLModel], list[dict[str, Any]]] = defaultdict(list)
 
     # -- helpers -------------------------------------------------------------------------
+    def local_rng(self, *key: str) -> random.Random:
+        """Randomness private to one story (e.g. one ticket's text): drawing from it never shifts the
+        shared stream, so fixing one story leaves every other entity as it was."""
+        return random.Random("|".join((str(self.seed), *key)))
+
     def pick(self, weights: dict[str, float]) -> str:
         keys = list(weights)
         return self.rng.choices(keys, weights=[weights[k] for k in keys])[0]

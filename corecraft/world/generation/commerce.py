@@ -8,6 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
+from corecraft.world.compat import build_problems
+from corecraft.world.fidelity import distance_km
 from corecraft.world.generation.base import (
     WAREHOUSE_CITIES,
     GeneratorBase,
@@ -32,6 +34,7 @@ class CommerceMixin(GeneratorBase):
         for part in self.rows[m.BuildComponent]:
             parts_by_build[part["build_id"]].append(part["product_id"])
         price = {p["id"]: p["price"] for p in products}
+        by_id = {p["id"]: p for p in products}
         weights = [3 if p["category"] in ("gpu", "cpu", "memory", "storage", "peripheral") else 1 for p in products]
         # A long tail: a few customers order often, many once.
         cust_weights = [1 + (i % 7 == 0) * 4 + (i % 3 == 0) for i in range(len(customers))]
@@ -43,11 +46,14 @@ class CommerceMixin(GeneratorBase):
             build_id = None
             if builds_by_customer.get(customer["id"]) and self.rng.random() < 0.5:
                 build_id = self.rng.choice(builds_by_customer[customer["id"]])
+                parts_by_build[build_id] = self.working(parts_by_build[build_id], by_id)
                 items = [(pid, 1) for pid in parts_by_build[build_id]]
             else:
                 count = self.rng.choices([1, 2, 3, 4], weights=[50, 30, 14, 6])[0]
                 picked = self.rng.choices(products, weights=weights, k=count)
                 items = list({p["id"]: (p["id"], self.rng.choice([1, 1, 1, 2])) for p in picked}.values())
+                kept = self.working([pid for pid, _ in items], by_id)
+                items = [(pid, qty) for pid, (_, qty) in zip(kept, items, strict=True)]
             order_lines = []
             for pid, qty in items:
                 unit = price[pid]
@@ -66,13 +72,65 @@ class CommerceMixin(GeneratorBase):
                 "created_at": created, "updated_at": created, "_lines": order_lines, "_tier": tier,
             }
             orders.append(order)
+        for part in self.rows[m.BuildComponent]:  # saved builds as they were ordered
+            part["product_id"] = parts_by_build[part["build_id"]][int(part["id"].rsplit("-", 1)[1]) - 1]
         self.dated_ids(orders, "ord", "created_at")
         for order in orders:
             for k, line in enumerate(order.pop("_lines"), start=1):
                 lines.append({"id": f"{order['id']}-L{k}", "order_id": order["id"], **line})
         self.rows[m.Order] = orders
         self.rows[m.OrderLine] = lines
+        self.price_histories()
         self.fulfil()
+
+    def working(self, part_ids: list[str], by_id: dict[str, dict[str, Any]]) -> list[str]:
+        """``part_ids`` with CPU, board and memory made to fit together where one part (a board first, then
+        memory, then the CPU) can be swapped for a fitting part of its category at the same price and
+        availability, so the order's amounts and fate stand. Other mismatches stay: customers' mix-ups."""
+        def problems(ids: list[str]) -> list[dict[str, Any]]:
+            core = [by_id[i] for i in ids if by_id[i]["category"] in ("cpu", "motherboard", "memory")]
+            return build_problems(core) if len({p["category"] for p in core}) > 1 else []
+
+        if not problems(part_ids):
+            return part_ids
+        swap_first = ("motherboard", "memory", "cpu")  # the platform is the usual slip; the CPU is the choice
+        core = [k for k, pid in enumerate(part_ids) if by_id[pid]["category"] in swap_first]
+        for k in sorted(core, key=lambda k: (swap_first.index(by_id[part_ids[k]]["category"]), -k)):
+            old = by_id[part_ids[k]]
+            options = sorted(p["id"] for p in by_id.values() if p["category"] == old["category"]
+                             and p["id"] not in part_ids and abs(p["price"] - old["price"]) < 0.005
+                             and (p["stock_status"] == "out_of_stock") == (old["stock_status"] == "out_of_stock"))
+            for option in options:
+                candidate = [*part_ids[:k], option, *part_ids[k + 1:]]
+                if not problems(candidate):
+                    return candidate
+        return part_ids
+
+    def price_histories(self) -> None:
+        """Give each product sold at other than today's price the history that explains its order lines.
+
+        ``specs.price_history`` lists steps ``{"until": ISO datetime, "price": ...}`` in time order: the
+        price in force before ``until``; after the last step the product sells at its listed price.
+        """
+        created = {o["id"]: o["created_at"] for o in self.rows[m.Order]}
+        sales: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
+        for line in self.rows[m.OrderLine]:
+            sales[line["product_id"]].append((created[line["order_id"]], line["unit_price"]))
+        for product in self.rows[m.Product]:
+            sold = sorted(sales.get(product["id"], []))
+            if all(abs(unit - product["price"]) < 0.005 for _, unit in sold):
+                continue
+            steps: list[dict[str, Any]] = []
+            current = sold[0][1]
+            for when, unit in sold[1:]:
+                if abs(unit - current) >= 0.005:
+                    steps.append({"until": when.isoformat(), "price": current})
+                    current = unit
+            if abs(current - product["price"]) >= 0.005:
+                changed = min(sold[-1][0] + timedelta(days=1), self.now).replace(hour=0, minute=0)
+                steps.append({"until": max(changed, sold[-1][0] + timedelta(minutes=1)).isoformat(),
+                              "price": current})
+            product["specs"] = {**product["specs"], "price_history": steps}
 
     def fulfil(self) -> None:
         """Order status, payment and shipment for each order, by its age."""
@@ -123,14 +181,20 @@ class CommerceMixin(GeneratorBase):
         delivered = arrive if arrive <= self.now else None
         warehouse = self.rng.choice(WAREHOUSES)
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
-        events = [(shipped, "label_created", WAREHOUSE_CITIES[warehouse]),
-                  (shipped + timedelta(hours=4), "picked_up", WAREHOUSE_CITIES[warehouse])]
+        picked = shipped + timedelta(hours=4)
+        if picked.weekday() >= 5:  # carriers collect on weekdays: a weekend label waits for Monday
+            picked = add_business_days(picked, 1).replace(hour=7, minute=30)
+        events = [(shipped, "label_created", WAREHOUSE_CITIES[warehouse]), (picked, "picked_up", WAREHOUSE_CITIES[warehouse])]
         hop = shipped + timedelta(hours=18)
         end = delivered or self.now
+        hops = []
         while hop < end - timedelta(hours=12):
-            events.append((hop, "in_transit", self.rng.choice(["Memphis, TN", "Louisville, KY", "Indianapolis, IN",
-                                                               "Dallas, TX", "Harrisburg, PA", "Ontario, CA"])))
+            self.rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
+            hops.append(hop)
             hop += timedelta(hours=self.rng.randint(16, 40))
+        route = self.route(WAREHOUSE_CITIES[warehouse], order["shipping_address"]["state"], order["id"])
+        hops = [h for h in hops if h > picked + timedelta(hours=6)]
+        events += [(h, "in_transit", route[k * len(route) // len(hops)]) for k, h in enumerate(hops) if route]
         if late:
             events.append((min(eta, end), "delayed", "carrier network"))
         if delivered:
@@ -140,6 +204,8 @@ class CommerceMixin(GeneratorBase):
         status = "delivered" if delivered else ("exception" if late and self.now > eta else events[-1][1])
         if status == "picked_up":
             status = "in_transit"
+        if status == "exception":  # the scan that put it there
+            events.append((min(max(eta, events[-1][0]) + timedelta(hours=2), self.now), "exception", events[-1][2]))
         no_eta = self.rng.random() < self.recipe.noise.missing_eta_rate
         return {
             "id": order["id"].replace("ord-", "ship-"), "order_id": order["id"], "carrier": carrier,
@@ -147,6 +213,36 @@ class CommerceMixin(GeneratorBase):
             "eta": None if no_eta else eta, "delivered_at": delivered,
             "events": [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events],
         }
+
+    def route(self, origin: str, state: str, order_id: str) -> list[str]:
+        """Up to three carrier hubs on the way from ``origin`` to ``state``, each nearer the destination."""
+        geo = self.seeds.fidelity
+        start, goal = geo.coordinates(origin), geo.states.get(state)
+        if start is None or goal is None:
+            return []
+        direct = distance_km(start, goal)
+        on_the_way = [name for name, at in geo.hubs.items()
+                      if distance_km(at, goal) < direct - 100
+                      and distance_km(start, at) + distance_km(at, goal) <= 1.2 * direct + 150]
+        rng = self.local_rng("route", order_id)
+        chosen = rng.sample(on_the_way, min(len(on_the_way), rng.randint(1, 3)))
+        return sorted(chosen, key=lambda name: -distance_km(geo.hubs[name], goal))
+
+    def date_builds_before_orders(self) -> None:
+        """A build a customer ordered was saved before the first order made from it."""
+        first_order: dict[str, datetime] = {}
+        for order in self.rows[m.Order]:
+            if order["build_id"]:
+                first_order[order["build_id"]] = min(order["created_at"], first_order.get(order["build_id"], self.now))
+        customers = {c["id"]: c for c in self.rows[m.Customer]}
+        for build in self.rows[m.Build]:
+            ordered = first_order.get(build["id"])
+            if ordered is None or build["created_at"] <= ordered:
+                continue
+            low = max(customers[build["customer_id"]]["created_at"], ordered - timedelta(days=30))
+            rng = self.local_rng("build", build["id"])
+            span = max(0, int((ordered - timedelta(hours=1) - low).total_seconds() // 60))
+            build["created_at"] = low + timedelta(minutes=rng.randint(0, span))
 
     def tracking(self, carrier: str) -> str:
         digits = "".join(self.rng.choices(string.digits, k=12))

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
+from corecraft.world.fidelity import DELIVERY_CLAIM, DURATION_CLAIMS, duration_problems, measure, symptom_problems
 from corecraft.world.generation.base import TICKET_CHANNELS, TYPE_DEPARTMENT, GeneratorBase, money
+from corecraft.world.seeds import TicketPhrase
+
+
+@dataclass
+class _TicketStory:
+    """The records one ticket's text may speak of."""
+
+    ticket: dict[str, Any]
+    order: dict[str, Any] | None
+    ship: dict[str, Any] | None
+    payment: dict[str, Any] | None
+    lines: list[dict[str, Any]]
+    own_orders: list[dict[str, Any]]
+    earlier_tickets: list[dict[str, Any]]
 
 
 class SupportMixin(GeneratorBase):
@@ -85,11 +102,18 @@ class SupportMixin(GeneratorBase):
         }
 
     def fill_ticket_text(self) -> None:
+        """Subject and body for each ticket: the drawn phrase if the records bear it out, else another of
+        its type that they do (drawn from the ticket's own randomness)."""
         orders = {o["id"]: o for o in self.rows[m.Order]}
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
+        payments = {p["order_id"]: p for p in self.rows[m.Payment]}
         products = {p["id"]: p for p in self.rows[m.Product]}
         lines_by_order = self.lines_by_order()
-        for t in self.rows[m.SupportTicket]:
+        orders_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for o in sorted(self.rows[m.Order], key=lambda o: o["created_at"]):
+            orders_of[o["customer_id"]].append(o)
+        earlier_tickets: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for t in sorted(self.rows[m.SupportTicket], key=lambda t: (t["created_at"], t["id"])):
             order = orders.get(t["order_id"]) if t["order_id"] else None
             if order:
                 product = products[self.rng.choice(lines_by_order[order["id"]])["product_id"]]
@@ -97,9 +121,87 @@ class SupportMixin(GeneratorBase):
                 product = self.rng.choice(self.rows[m.Product])
             ship = ships.get(t["order_id"]) if t["order_id"] else None
             values = self.placeholders(t.pop("_customer"), order, product, ship, t["id"], t["created_at"])
-            phrase = t.pop("_phrase")
-            t["subject"] = phrase.subject.format(**values)
-            t["body"] = phrase.body.format(**values)
+            drawn = t.pop("_phrase")
+            rng = self.local_rng("ticket-text", t["id"])
+            pool = self.seeds.phrases.tickets[t["type"]]
+            story = _TicketStory(t, order, ship, payments.get(t["order_id"] or ""),
+                                 [products[ln["product_id"]] for ln in lines_by_order.get(t["order_id"] or "", [])],
+                                 [o for o in orders_of[t["customer_id"]] if o["created_at"] < t["created_at"]],
+                                 earlier_tickets[t["customer_id"]])
+            for phrase in [drawn, *rng.sample(pool, len(pool))]:
+                text = self.ticket_text(phrase, story, product, dict(values), rng, ships)
+                if text is not None:
+                    t["subject"], t["body"] = text
+                    break
+            else:
+                phrase = drawn
+                t["subject"], t["body"] = drawn.subject.format(**values), drawn.body.format(**values)
+            t["_text"] = (phrase, story, product, values)
+            earlier_tickets[t["customer_id"]].append(t)
+
+    def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
+        """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one, quoting the amount refunded:
+        its own phrase if that fits, else another of its type that does (from the ticket's own randomness)."""
+        phrase, story, product, values = t["_text"]
+        rules = self.seeds.fidelity
+        rng = self.local_rng("ticket-refit", t["id"])
+        pool = [p for p in self.seeds.phrases.tickets[t["type"]]
+                if refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons]
+        values = {**values, "amount": f"{refund['amount']:.2f}"}
+        for candidate in ([phrase] if phrase in pool else []) + rng.sample(pool, len(pool)):
+            text = self.ticket_text(candidate, story, product, dict(values), rng, ships)
+            if text is not None:
+                t["subject"], t["body"] = text
+                return
+
+    def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
+                    rng: random.Random, ships: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+        """The phrase filled in so that it fits the ticket's records, or None when it cannot."""
+        rules = self.seeds.fidelity
+        t = story.ticket
+        body = phrase.body
+        if "{ticket_id}" in body and not story.earlier_tickets and phrase.first_contact:
+            body = phrase.first_contact
+        template = f"{phrase.subject}\n{body}"
+        allowed = rules.allowed_categories(template)
+        names_product = any(f"{{{k}}}" in template for k in ("product", "sku", "brand"))
+        if names_product and allowed is not None and product["category"] not in allowed:
+            fitting = [p for p in (story.lines if story.order else self.rows[m.Product]) if p["category"] in allowed]
+            if not fitting:
+                return None
+            product = rng.choice(fitting)
+            values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if story.order is None and "{order_id}" in template:
+            if not story.own_orders:
+                return None
+            quoted = rng.choice(story.own_orders)
+            quoted_ship = ships.get(quoted["id"]) or {}
+            values.update(order_id=quoted["id"], amount=f"{quoted['total']:.2f}",
+                          carrier=quoted_ship.get("carrier", quoted["shipping_method"]),
+                          tracking=quoted_ship.get("tracking_number", "not yet assigned"))
+        if "{ticket_id}" in template:
+            if not story.earlier_tickets:
+                return None
+            values["ticket_id"] = story.earlier_tickets[-1]["id"]
+        for pattern, kind in DURATION_CLAIMS:
+            if story.order is None or not pattern.search(template.format(**values)):
+                continue
+            actual = measure(kind, t["created_at"], self.tz, story.order, story.ship, story.payment, [])
+            if isinstance(actual, float):
+                values["days"] = max(1, round(actual * 5 / 7 if "business" in pattern.pattern else actual))
+            elif actual is not None:
+                values["date"] = actual.isoformat()
+        text = template.format(**values)
+        named = [product] if names_product else []
+        held = {p["category"] for p in story.lines} if story.order else None
+        delivered = story.ship is not None and story.ship["delivered_at"] is not None \
+            and story.ship["delivered_at"] <= t["created_at"]
+        if symptom_problems(text, named, held, self.seeds.fidelity) \
+                or (story.order and DELIVERY_CLAIM.search(text) and not delivered) \
+                or duration_problems(text, t["created_at"], self.tz, story.order, story.ship, story.payment, []):
+            return None
+        subject, body = text.split("\n", 1)
+        return subject, body
 
     def outcomes(self) -> None:
         """Resolutions, refunds and escalations for tickets, and the statuses they imply."""
@@ -125,6 +227,8 @@ class SupportMixin(GeneratorBase):
                 continue
             resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
             outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded)
+            if refund is not None and refund["reason"] == "price_adjustment":
+                self.refit_ticket_text(t, refund, ships)
             if refund is not None:
                 approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
                     e for e in self.rows[m.Employee] if e["department"] == "billing"
@@ -145,6 +249,8 @@ class SupportMixin(GeneratorBase):
                 "_order": n, "ticket_id": t["id"], "outcome": outcome, "resolved_by_id": resolver["id"],
                 "refund": refund, "created_at": t["updated_at"], "_details": self.details(t, outcome, refund),
             })
+        for t in self.rows[m.SupportTicket]:
+            t.pop("_text")
         self.dated_ids(refunds, "ref", "created_at")
         self.dated_ids(resolutions, "res", "created_at")
         self.dated_ids(escalations, "esc", "created_at")
@@ -205,14 +311,20 @@ class SupportMixin(GeneratorBase):
 
     def escalation(self, n: int, t: dict[str, Any], order: dict[str, Any] | None,
                    staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        """An escalation of a type that fits the ticket's issue."""
         kind = {"troubleshooting": "technical", "recommendation": "product_specialist",
                 "return": "policy_exception", "billing": "insufficient_permission"}.get(t["type"], "technical")
+        fitting = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").escalations
+        if kind not in fitting:
+            kind = self.local_rng("escalation", t["id"]).choice(fitting)
         notes = {
             "technical": "Customer's fault persists after standard troubleshooting; needs bench testing.",
             "product_specialist": "Customer wants a specialist to confirm part choices for a custom build.",
             "policy_exception": "Customer asks for a return outside the window; needs an exception decision.",
             "insufficient_permission": "Refund requested is above my approval limit.",
         }[kind]
+        if t["type"] in ("shipping", "order_issue", "other"):
+            notes = self.escalation_note(t, kind)
         created = self.between(t["created_at"], t["updated_at"]) if t["updated_at"] > t["created_at"] else t["created_at"]
         creator = t["assignee_id"] or self.rng.choice(staff["support"])["id"]
         return {
@@ -221,3 +333,10 @@ class SupportMixin(GeneratorBase):
             "resolved_at": t["updated_at"] if t["status"] in ("resolved", "closed") else None,
         }
 
+    def escalation_note(self, t: dict[str, Any], kind: str) -> str:
+        """Why a shipping, order or general ticket went up the chain."""
+        return {
+            "policy_exception": f"Customer on a {t['type'].replace('_', ' ')} ticket asks for more than policy "
+                                "allows; needs a leadership decision.",
+            "insufficient_permission": "Compensation asked for is above my approval limit.",
+        }[kind]

@@ -1,0 +1,200 @@
+"""What makes the world's records hang together, as data (``seeds/fidelity.yaml``) and small helpers.
+
+Shared by ``corecraft world lint`` (:mod:`corecraft.world.lint`), which checks a world against it,
+and by the generator, which draws from it: symptom families per product category, the outcomes
+that fit a ticket's issue, and the shipping geography (warehouses, hubs, state centres).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from datetime import date, datetime, tzinfo
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Symptom(_Data):
+    pattern: str
+    categories: list[str]
+    case_sensitive: bool = False
+    about_order: bool = False
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, 0 if self.case_sensitive else re.IGNORECASE)
+
+
+class Fit(_Data):
+    outcomes: list[str]
+    refund_reasons: list[str]
+    escalations: list[str]
+
+
+class Issue(_Data):
+    pattern: str
+    outcomes: list[str] | None = None
+    refund_reasons: list[str] | None = None
+    escalations: list[str] | None = None
+
+
+class Fidelity(_Data):
+    symptoms: dict[str, Symptom]
+    ticket_fits: dict[str, Fit]
+    issues: dict[str, Issue]
+    places: dict[str, tuple[float, float]]
+    hubs: dict[str, tuple[float, float]]
+    states: dict[str, tuple[float, float]]
+
+    def symptoms_in(self, text: str) -> list[tuple[str, Symptom]]:
+        """The symptom families ``text`` describes."""
+        return [(name, s) for name, s in self.symptoms.items() if s.regex.search(text)]
+
+    def allowed_categories(self, text: str) -> set[str] | None:
+        """Product categories ``text`` may name (None: any)."""
+        allowed: set[str] | None = None
+        for _, symptom in self.symptoms_in(text):
+            allowed = set(symptom.categories) if allowed is None else allowed & set(symptom.categories)
+        return allowed
+
+    def fit(self, ticket_type: str, text: str) -> Fit:
+        """What may become of a ticket of ``ticket_type`` whose subject and body are ``text``."""
+        base = self.ticket_fits[ticket_type]
+        outcomes, reasons, escalations = base.outcomes, base.refund_reasons, base.escalations
+        for issue in self.issues.values():
+            if re.search(issue.pattern, text, re.IGNORECASE):
+                outcomes = issue.outcomes if issue.outcomes is not None else outcomes
+                reasons = issue.refund_reasons if issue.refund_reasons is not None else reasons
+                escalations = issue.escalations if issue.escalations is not None else escalations
+        return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations)
+
+    def coordinates(self, place: str) -> tuple[float, float] | None:
+        """Latitude and longitude of a warehouse city, a hub, or a ``City, ST`` destination's state."""
+        if place in self.places:
+            return self.places[place]
+        if place in self.hubs:
+            return self.hubs[place]
+        state = place.rsplit(", ", 1)[-1]
+        return self.states.get(state)
+
+
+def distance_km(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """Great-circle distance between two (latitude, longitude) points."""
+    lat1, lon1, lat2, lon2 = map(math.radians, (*a, *b))
+    h = math.sin((lat2 - lat1) / 2) ** 2 + math.cos(lat1) * math.cos(lat2) * math.sin((lon2 - lon1) / 2) ** 2
+    return 6371.0 * 2 * math.asin(math.sqrt(h))
+
+
+Row = dict[str, Any]
+
+DAY_TOLERANCE = 1.0
+"""How far (in days) a duration quoted in text may be from the records: people round."""
+
+DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), kind) for p, kind in (
+    (r"'processing' for (\d+) days", "order_age"),
+    (r"paid \$[\d,.]+ (\d+) days ago", "order_age"),
+    (r"ordered the .{1,80}? about (\d+) days ago", "order_age"),
+    (r"[Bb]ought (?:it|the .{1,80}?) (\d+) days ago", "order_age"),
+    (r"(\d+) days since delivery", "since_delivery"),
+    (r"It is only (\d+) days", "since_delivery"),
+    (r"(\d+) days late", "days_late"),
+    (r"(\d+) days past SLA", "days_late"),
+    (r"but took (\d+)", "transit_days"),
+    (r"'label created' for (\d+) days", "since_shipped"),
+    (r"been (\d+) business days", "since_shipped"),
+    (r"(\d+) days since the ship email", "since_shipped"),
+    (r"arrived on (\d{4}-\d{2}-\d{2})", "delivered_date"),
+    (r"Delivered (\d{4}-\d{2}-\d{2})", "delivered_date"),
+    (r"processed on (\d{4}-\d{2}-\d{2})", "refund_date"),
+    (r"\$[\d,.]+ on (\d{4}-\d{2}-\d{2})", "payment_date"),
+))
+"""Durations and dates people quote, and which record each is measured against."""
+
+DELIVERY_CLAIM = re.compile(r"\barrived\b|(?<!haven't )(?<!never )\breceived\b|\bcame in\b|packing slip|"
+                            r"\bInstalled\b|in the box|since delivery", re.IGNORECASE)
+"""Words that speak of a parcel as already delivered."""
+
+
+def _days(later: datetime, earlier: datetime) -> float:
+    return (later - earlier).total_seconds() / 86400
+
+
+def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None, payment: Row | None,
+            refunds_processed: Sequence[datetime]) -> float | date | None:
+    """The record-backed value behind a quoted duration or date, as of ``when`` (None: no such record)."""
+    delivered = ship["delivered_at"] if ship and ship["delivered_at"] and ship["delivered_at"] <= when else None
+    measures: dict[str, Callable[[], float | date | None]] = {
+        "order_age": lambda: _days(when, order["created_at"]),
+        "since_delivery": lambda: _days(when, delivered) if delivered else None,
+        "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship and ship["shipped_at"] <= when else None,
+        "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
+        "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
+        "delivered_date": lambda: delivered.astimezone(tz).date() if delivered else None,
+        "payment_date": lambda: payment["processed_at"].astimezone(tz).date() if payment else None,
+        "refund_date": lambda: min(refunds_processed).astimezone(tz).date() if refunds_processed else None,
+    }
+    return measures[kind]()
+
+
+def duration_problems(text: str, when: datetime, tz: tzinfo, order: Row | None, ship: Row | None,
+                      payment: Row | None, refunds_processed: Sequence[datetime]) -> list[str]:
+    """Sentences on every duration or date in ``text`` that the records do not bear out."""
+    problems = []
+    for pattern, kind in DURATION_CLAIMS:
+        for match in pattern.finditer(text):
+            actual = None if order is None else measure(kind, when, tz, order, ship, payment, refunds_processed)
+            claim = match.group(1)
+            if actual is None:
+                problems.append(f"says {match.group(0)!r} but the records have no {kind.replace('_', ' ')}")
+            elif isinstance(actual, date):
+                if claim != actual.isoformat():
+                    problems.append(f"says {match.group(0)!r}; the records say {actual.isoformat()}")
+            elif abs(int(claim) - actual) > DAY_TOLERANCE + (5 if "business" in match.group(0) else 0):
+                problems.append(f"says {match.group(0)!r}; the records say {actual:.1f} days")
+    return problems
+
+
+def symptom_problems(text: str, named: Sequence[Row], order_categories: set[str] | None, rules: Fidelity) -> list[str]:
+    """Sentences on every symptom in ``text`` that does not fit the category of a product it names (or,
+    for order-level symptoms with no product named, of any product on the order)."""
+    problems = []
+    for family, symptom in rules.symptoms_in(text):
+        label = family.replace("_", " ")
+        problems += [f"describes {label} on {p['name']}, a {p['category']}"
+                     for p in named if p["category"] not in symptom.categories]
+        if symptom.about_order and not named and order_categories is not None \
+                and not order_categories & set(symptom.categories):
+            problems.append(f"describes {label} but the order holds no {'/'.join(symptom.categories)}")
+    return problems
+
+
+LEDGER_CLAIMS: tuple[tuple[re.Pattern[str], str | None], ...] = tuple((re.compile(p), reason) for p, reason in (
+    (r"[Rr]efund of \$(\d[\d,]*(?:\.\d{2})?) on ord-\d{6}-\d{3} issued", None),
+    (r"refunding the difference of \$(\d[\d,]*(?:\.\d{2})?)", None),
+    (r"\$(\d[\d,]*(?:\.\d{2})?) refunded", None),
+    (r"Double charge confirmed on", "duplicate_charge"),
+))
+"""Things Slack says happened to money: (pattern, the refund reason it needs or None for 'the amount')."""
+
+
+def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
+    """Sentences on every refund ``text`` claims that none of ``refunds`` (the order's, so far) backs."""
+    problems = []
+    for pattern, reason in LEDGER_CLAIMS:
+        match = pattern.search(text)
+        if not match:
+            continue
+        if reason:
+            backed = any(x["reason"] == reason for x in refunds)
+        else:
+            amount = float(match.group(1).replace(",", ""))
+            backed = any(abs(x["amount"] - amount) <= 0.011 for x in refunds)
+        if not backed:
+            problems.append(f"claims {match.group(0)!r}; the ledger has no such refund")
+    return problems

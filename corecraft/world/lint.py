@@ -1,0 +1,332 @@
+"""Semantic lint of a world: records that hang together beyond foreign keys and sums.
+
+:mod:`corecraft.world.invariants` proves the world is relationally sound; this module asks
+whether a reader would believe it. Each check is a short named function over :class:`Records`
+returning :class:`Finding` objects (the entity's id and a sentence); :data:`CHECKS` lists them
+and :func:`lint` runs them all. The data they judge by (symptom families per product category,
+the outcomes that fit a ticket's issue, shipping geography) is ``seeds/fidelity.yaml``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from corecraft.world import db, models
+from corecraft.world.compat import build_problems
+from corecraft.world.fidelity import (
+    DELIVERY_CLAIM,
+    Fidelity,
+    distance_km,
+    duration_problems,
+    ledger_problems,
+    symptom_problems,
+)
+from corecraft.world.store import World
+
+CENT = 0.011
+ROUTE_SLACK_KM = 50.0
+"""How much farther from the destination a parcel's next scan may be before the route zig-zags."""
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: the check that found it, the entity it is about, and what is wrong."""
+
+    check: str
+    entity_id: str
+    message: str
+
+
+class Records:
+    """The world's rows, decoded once, indexed by id, with the lookups the checks share."""
+
+    def __init__(self, world: World, rules: Fidelity) -> None:
+        self.rules = rules
+        self.now = world.now
+        self.tz = world.tz
+
+        def load(model: type[Any]) -> dict[str, Row]:
+            rows = (db.decode(model, r, world.tz) for r in world.conn.execute(db.select_all(model) + " ORDER BY id"))
+            return {r["id"]: _with_datetimes(r) for r in rows}
+
+        self.customers = load(models.Customer)
+        self.products = load(models.Product)
+        self.builds = load(models.Build)
+        self.orders = load(models.Order)
+        self.payments = load(models.Payment)
+        self.shipments = load(models.Shipment)
+        self.tickets = load(models.SupportTicket)
+        self.refunds = load(models.Refund)
+        self.escalations = load(models.Escalation)
+        self.resolutions = load(models.Resolution)
+        self.messages = load(models.SlackMessage)
+        self.lines: dict[str, list[Row]] = {}
+        for line in load(models.OrderLine).values():
+            self.lines.setdefault(line["order_id"], []).append(line)
+        self.parts: dict[str, list[str]] = {}
+        for part in load(models.BuildComponent).values():
+            self.parts.setdefault(part["build_id"], []).append(part["product_id"])
+        self.payment_of = {p["order_id"]: p for p in self.payments.values()}
+        self.shipment_of = {s["order_id"]: s for s in self.shipments.values()}
+        self.tickets_of: dict[str, list[Row]] = {}
+        for t in self.tickets.values():
+            if t["order_id"]:
+                self.tickets_of.setdefault(t["order_id"], []).append(t)
+        self.refunds_of: dict[str, list[Row]] = {}
+        for r in self.refunds.values():
+            order_id = self.payments[r["payment_id"]]["order_id"]
+            self.refunds_of.setdefault(order_id, []).append(r)
+        self._names = sorted(((p["name"], pid) for pid, p in self.products.items()), key=lambda x: -len(x[0]))
+
+    def dated(self, entity_id: str) -> datetime | None:
+        """When the entity came to be (None when there is no such entity)."""
+        prefix = entity_id.split("-", 1)[0]
+        table, column = _ID_KINDS[prefix]
+        row = getattr(self, table).get(entity_id)
+        return None if row is None else row[column]
+
+    def named_products(self, text: str) -> list[Row]:
+        """Products ``text`` names, by full name or SKU (longest names first, each span once)."""
+        found: list[Row] = []
+        rest = text
+        for name, pid in self._names:
+            if name in rest:
+                found.append(self.products[pid])
+                rest = rest.replace(name, " ")
+        for pid, product in self.products.items():
+            if re.search(rf"\b{re.escape(product['sku'])}\b", rest) and product not in found:
+                found.append(self.products[pid])
+        return found
+
+    def texts(self) -> Iterator[tuple[str, str, datetime, str | None]]:
+        """Every free text with its author entity, its moment and the order it is about."""
+        for t in self.tickets.values():
+            yield t["id"], f"{t['subject']}\n{t['body']}", t["created_at"], t["order_id"]
+        for r in self.resolutions.values():
+            yield r["id"], r["details"], r["created_at"], self.tickets[r["ticket_id"]]["order_id"]
+        for e in self.escalations.values():
+            yield e["id"], e["notes"], e["created_at"], self.tickets[e["ticket_id"]]["order_id"]
+        for msg in self.messages.values():
+            quoted = _ORDER_ID.search(msg["text"])
+            yield msg["id"], msg["text"], msg["ts"], quoted.group(0) if quoted else None
+
+
+_ID_KINDS = {
+    "ord": ("orders", "created_at"), "tick": ("tickets", "created_at"), "ship": ("shipments", "shipped_at"),
+    "pay": ("payments", "processed_at"), "ref": ("refunds", "created_at"), "res": ("resolutions", "created_at"),
+    "esc": ("escalations", "created_at"), "msg": ("messages", "ts"), "build": ("builds", "created_at"),
+    "cust": ("customers", "created_at"),
+}
+_QUOTED_ID = re.compile(r"\b(?:(?:ord|tick|ship|pay|ref|res|esc)-\d{6}-\d{3}|msg-\d{6}-\d{4}|(?:build|cust)-\d{4})\b")
+_ORDER_ID = re.compile(r"\bord-\d{6}-\d{3}\b")
+
+
+def _with_datetimes(row: Row) -> Row:
+    for key in ("created_at", "updated_at", "processed_at", "shipped_at", "eta", "delivered_at", "ts",
+                "resolved_at"):
+        if isinstance(row.get(key), str):
+            row[key] = datetime.fromisoformat(row[key])
+    return row
+
+
+# -- the checks ---------------------------------------------------------------------------------
+def causal_references(r: Records) -> list[Finding]:
+    """Every id quoted in text exists, is of a kind we know, dates from before the text, and is not
+    the text's own entity; a ticket quotes only its own customer's orders."""
+    found = []
+    for entity_id, text, when, _ in r.texts():
+        for quoted in dict.fromkeys(_QUOTED_ID.findall(text)):
+            dated = r.dated(quoted)
+            if quoted == entity_id:
+                found.append(Finding("causal_references", entity_id, f"quotes its own id {quoted}"))
+            elif dated is None:
+                found.append(Finding("causal_references", entity_id, f"quotes {quoted}, which does not exist"))
+            elif dated > when:
+                found.append(Finding("causal_references", entity_id,
+                                     f"quotes {quoted}, created {dated:%Y-%m-%d} after the text ({when:%Y-%m-%d})"))
+            elif entity_id.startswith("tick-") and quoted.startswith("ord-") \
+                    and r.orders[quoted]["customer_id"] != r.tickets[entity_id]["customer_id"]:
+                found.append(Finding("causal_references", entity_id, f"quotes {quoted}, another customer's order"))
+    return found
+
+
+def product_symptoms(r: Records) -> list[Finding]:
+    """Symptoms described in a ticket or Slack text fit the category of the products it names."""
+    found = []
+    for entity_id, text, _, order_id in r.texts():
+        if entity_id.startswith(("res-", "esc-")):
+            continue
+        held = {r.products[ln["product_id"]]["category"] for ln in r.lines.get(order_id or "", [])}
+        about_order = entity_id.startswith("tick-") and order_id is not None
+        found += [Finding("product_symptoms", entity_id, problem)
+                  for problem in symptom_problems(text, r.named_products(text), held if about_order else None, r.rules)]
+    return found
+
+
+def duplicate_slack_texts(r: Records) -> list[Finding]:
+    """No Slack text is posted twice (a copy-paste is a generator's tell, not a person's)."""
+    seen: dict[str, str] = {}
+    found = []
+    for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
+        first = seen.setdefault(msg["text"], msg["id"])
+        if first != msg["id"]:
+            found.append(Finding("duplicate_slack_texts", msg["id"], f"repeats the text of {first} word for word"))
+    return found
+
+
+def shipment_routes(r: Records) -> list[Finding]:
+    """Parcels are picked up on weekdays and every scan is no farther from the destination than the last."""
+    found = []
+    rules = r.rules
+    for ship in r.shipments.values():
+        address = r.orders[ship["order_id"]]["shipping_address"]
+        destination = rules.coordinates(f"{address['city']}, {address['state']}")
+        previous: tuple[str, float] | None = None
+        for event in ship["events"]:
+            moment = datetime.fromisoformat(event["ts"]).astimezone(r.tz)
+            if event["status"] == "picked_up" and moment.weekday() >= 5:
+                found.append(Finding("shipment_routes", ship["id"], f"picked up on a {moment:%A} ({moment:%Y-%m-%d})"))
+            place = rules.coordinates(event["location"])
+            if place is None or destination is None:
+                continue
+            left = distance_km(place, destination)
+            if previous and left > previous[1] + ROUTE_SLACK_KM:
+                found.append(Finding("shipment_routes", ship["id"],
+                                     f"goes from {previous[0]} to {event['location']}, away from "
+                                     f"{address['state']} ({previous[1]:.0f} km -> {left:.0f} km)"))
+            previous = (event["location"], left)
+    return found
+
+
+def shipment_exceptions(r: Records) -> list[Finding]:
+    """A shipment in status ``exception`` has an exception event saying what went wrong."""
+    return [Finding("shipment_exceptions", s["id"], "is in status exception but no event records an exception")
+            for s in r.shipments.values()
+            if s["status"] == "exception" and not any(e["status"] == "exception" for e in s["events"])]
+
+
+def order_prices(r: Records) -> list[Finding]:
+    """Each order line's unit price is the product's price when ordered (its price history, if any)."""
+    found = []
+    for order in r.orders.values():
+        for line in r.lines.get(order["id"], []):
+            expected = price_at(r.products[line["product_id"]], order["created_at"])
+            if abs(line["unit_price"] - expected) > CENT:
+                found.append(Finding("order_prices", line["id"],
+                                     f"charges ${line['unit_price']:.2f} for {line['product_id']}, "
+                                     f"listed at ${expected:.2f} on {order['created_at']:%Y-%m-%d}"))
+    return found
+
+
+def price_at(product: Row, when: datetime) -> float:
+    """A product's price at ``when``: the first ``price_history`` step still in force, else today's."""
+    for step in product["specs"].get("price_history", []):
+        if when < datetime.fromisoformat(step["until"]):
+            return float(step["price"])
+    return float(product["price"])
+
+
+def order_compatibility(r: Records) -> list[Finding]:
+    """An order whose core parts cannot work together is not left looking fine: some ticket is about it."""
+    found = []
+    for order in r.orders.values():
+        core = [r.products[ln["product_id"]] for ln in r.lines.get(order["id"], [])
+                if r.products[ln["product_id"]]["category"] in ("cpu", "motherboard", "memory")]
+        problems = build_problems(core) if len({p["category"] for p in core}) > 1 else []
+        if problems and not any(t["type"] in ("return", "troubleshooting") for t in r.tickets_of.get(order["id"], [])):
+            found.append(Finding("order_compatibility", order["id"],
+                                 f"ships parts that cannot work together ({problems[0]['message']}) and no "
+                                 "ticket says so"))
+    return found
+
+
+def build_dates(r: Records) -> list[Finding]:
+    """A build exists before any order made from it."""
+    return [Finding("build_dates", o["id"], f"orders build {o['build_id']}, created "
+                    f"{r.builds[o['build_id']]['created_at']:%Y-%m-%d} after the order ({o['created_at']:%Y-%m-%d})")
+            for o in r.orders.values()
+            if o["build_id"] and r.builds[o["build_id"]]["created_at"] > o["created_at"]]
+
+
+def text_durations(r: Records) -> list[Finding]:
+    """Durations and dates quoted in tickets and Slack agree with the records they are about."""
+    found = []
+    for entity_id, text, when, order_id in r.texts():
+        order = r.orders.get(order_id or "")
+        refunds = [x["processed_at"] for x in r.refunds_of.get(order_id or "", []) if x["processed_at"]]
+        found += [Finding("text_durations", entity_id, problem) for problem in duration_problems(
+            text, when, r.tz, order, r.shipment_of.get(order_id or ""), r.payment_of.get(order_id or ""), refunds)]
+    return found
+
+
+def delivery_claims(r: Records) -> list[Finding]:
+    """A ticket that speaks of the parcel as arrived is about an order delivered before it was written."""
+    found = []
+    for t in r.tickets.values():
+        claim = DELIVERY_CLAIM.search(f"{t['subject']}\n{t['body']}")
+        if not t["order_id"] or not claim:
+            continue
+        ship = r.shipment_of.get(t["order_id"])
+        delivered = ship["delivered_at"] if ship else None
+        if delivered is None or delivered > t["created_at"]:
+            found.append(Finding("delivery_claims", t["id"], f"says {claim.group(0)!r} but order {t['order_id']} "
+                                 "had not been delivered when the ticket was written"))
+    return found
+
+
+def outcome_fit(r: Records) -> list[Finding]:
+    """Resolutions, refund reasons and escalations fit the issue the ticket is about."""
+    found = []
+    rules = r.rules
+    fits = {t["id"]: rules.fit(t["type"], f"{t['subject']}\n{t['body']}") for t in r.tickets.values()}
+    for res in r.resolutions.values():
+        if res["outcome"] not in fits[res["ticket_id"]].outcomes:
+            found.append(Finding("outcome_fit", res["id"], f"resolves {res['ticket_id']} "
+                                 f"({r.tickets[res['ticket_id']]['subject']!r}) with {res['outcome']}"))
+    for ref in r.refunds.values():
+        if ref["ticket_id"] and ref["reason"] not in fits[ref["ticket_id"]].refund_reasons:
+            found.append(Finding("outcome_fit", ref["id"], f"refunds {ref['ticket_id']} "
+                                 f"({r.tickets[ref['ticket_id']]['subject']!r}) as {ref['reason']}"))
+    for esc in r.escalations.values():
+        if esc["type"] not in fits[esc["ticket_id"]].escalations:
+            found.append(Finding("outcome_fit", esc["id"], f"escalates {esc['ticket_id']} "
+                                 f"({r.tickets[esc['ticket_id']]['subject']!r}) as {esc['type']}"))
+    return found
+
+
+def ledger_claims(r: Records) -> list[Finding]:
+    """Slack says a refund happened only when the ledger holds it (same order, amount or reason, earlier)."""
+    found = []
+    for msg in r.messages.values():
+        order_id = next(iter(_ORDER_ID.findall(msg["text"])), None)
+        if order_id:
+            refunds = [x for x in r.refunds_of.get(order_id, []) if x["created_at"] <= msg["ts"]]
+            found += [Finding("ledger_claims", msg["id"], f"{problem} on {order_id}")
+                      for problem in ledger_problems(msg["text"], refunds)]
+    return found
+
+
+CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
+    causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_exceptions,
+    order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
+)
+"""Every lint check, in report order; each one's name is its finding class."""
+
+
+def lint(world: World, rules: Fidelity) -> list[Finding]:
+    """Every finding of every check on ``world``, under the fidelity ``rules`` (``Seeds.fidelity``)."""
+    records = Records(world, rules)
+    return [finding for check in CHECKS for finding in check(records)]
+
+
+def counts(findings: list[Finding]) -> dict[str, int]:
+    """Findings per check, every check listed (zero included), in report order."""
+    tally = Counter(f.check for f in findings)
+    return {check.__name__: tally[check.__name__] for check in CHECKS}

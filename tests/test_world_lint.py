@@ -1,0 +1,197 @@
+"""``corecraft world lint``: each check finds the defect it is about, injected into a real tiny world."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from typer.testing import CliRunner
+
+from corecraft.cli.main import app
+from corecraft.domain import default_domain
+from corecraft.world import db
+from corecraft.world.lint import CHECKS, Finding, counts
+from corecraft.world.lint import lint as lint_with
+from corecraft.world.store import World
+
+
+def lint(world: World) -> list[Finding]:
+    return lint_with(world, default_domain().seeds.fidelity)
+
+
+def flagged(world: World, check: str) -> set[str]:
+    return {f.entity_id for f in lint(world) if f.check == check}
+
+
+def one(world: World, sql: str, *args: object) -> tuple:
+    row = world.conn.execute(sql, args).fetchone()
+    assert row is not None, f"the tiny world has no row for: {sql}"
+    return tuple(row)
+
+
+def pick(world: World, check: str, sql: str) -> tuple:
+    """The first row of ``sql`` whose entity (first column) the check does not flag yet."""
+    clean = flagged(world, check)
+    row = next((tuple(r) for r in world.conn.execute(sql) if r[0] not in clean), None)
+    assert row is not None, f"the tiny world has no unflagged row for: {sql}"
+    return row
+
+
+def injected(world: World, check: str, entity_id: str, *statements: tuple[str, tuple]) -> list[Finding]:
+    """Run the statements (the defect) and return the check's findings on ``entity_id``: none before."""
+    assert entity_id not in flagged(world, check)
+    for sql, args in statements:
+        world.conn.execute(sql, args)
+    return [f for f in lint(world) if f.check == check and f.entity_id == entity_id]
+
+
+def test_causal_references_flags_own_and_later_ids(world: World) -> None:
+    first, = one(world, "SELECT id FROM supportticket ORDER BY created_at LIMIT 1")
+    later, = one(world, "SELECT id FROM supportticket ORDER BY created_at DESC LIMIT 1")
+    found = injected(world, "causal_references", first,
+                     ("UPDATE supportticket SET body = body || ' See ' || id || ' and ' || ? WHERE id = ?",
+                      (later, first)))
+    assert {f.message.split(",")[0] for f in found} == {f"quotes its own id {first}", f"quotes {later}"}
+
+
+def test_product_symptoms_flags_a_psu_with_bent_pins(world: World) -> None:
+    ticket, = pick(world, "product_symptoms", "SELECT id FROM supportticket ORDER BY id")
+    psu, = one(world, "SELECT name FROM product WHERE category = 'psu' ORDER BY id LIMIT 1")
+    found = injected(world, "product_symptoms", ticket,
+                     ("UPDATE supportticket SET subject = 'Bent pins', body = ? WHERE id = ?",
+                      (f"A couple of bent pins on my {psu}. Covered?", ticket)))
+    assert len(found) == 1 and "socket pins" in found[0].message and "a psu" in found[0].message
+
+
+def test_duplicate_slack_texts_flags_the_copy(world: World) -> None:
+    first, second = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage ORDER BY ts LIMIT 2")]
+    found = injected(world, "duplicate_slack_texts", second,
+                     ("UPDATE slackmessage SET text = (SELECT text FROM slackmessage WHERE id = ?) WHERE id = ?",
+                      (first, second)))
+    assert found == [Finding("duplicate_slack_texts", second, f"repeats the text of {first} word for word")]
+
+
+def test_shipment_routes_flags_weekend_pickup_and_zigzag(world: World) -> None:
+    ship, = pick(world, "shipment_routes", "SELECT id FROM shipment ORDER BY id")
+    events = [
+        {"ts": "2025-09-06T09:00:00-04:00", "status": "picked_up", "location": "Edison, NJ"},
+        {"ts": "2025-09-07T09:00:00-04:00", "status": "in_transit", "location": "Ontario, CA"},
+        {"ts": "2025-09-08T09:00:00-04:00", "status": "in_transit", "location": "Albany, NY"},
+        {"ts": "2025-09-09T09:00:00-04:00", "status": "in_transit", "location": "Phoenix, AZ"},
+    ]
+    address = {"label": "home", "line1": "1 Main St", "city": "Trenton", "state": "NJ", "zip": "08601"}
+    order, = one(world, "SELECT order_id FROM shipment WHERE id = ?", ship)
+    found = injected(world, "shipment_routes", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)),
+                     ("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(address), order)))
+    messages = [f.message for f in found]
+    assert messages[0] == "picked up on a Saturday (2025-09-06)"
+    assert len(messages) == 3 and "to Ontario, CA" in messages[1] and "to Phoenix, AZ" in messages[2]
+
+
+def test_shipment_exceptions_flags_a_status_without_its_event(world: World) -> None:
+    ship, = pick(world, "shipment_exceptions", "SELECT id FROM shipment WHERE status = 'delivered' ORDER BY id")
+    found = injected(world, "shipment_exceptions", ship,
+                     ("UPDATE shipment SET status = 'exception' WHERE id = ?", (ship,)))
+    assert len(found) == 1
+
+
+def test_order_prices_flags_an_unexplained_price(world: World) -> None:
+    line, price = pick(world, "order_prices", "SELECT l.id, p.price FROM orderline l JOIN product p ON p.id = l.product_id "
+                             "ORDER BY l.id")
+    found = injected(world, "order_prices", line,
+                     ("UPDATE orderline SET unit_price = ? WHERE id = ?", (price + 7, line)))
+    assert len(found) == 1 and f"${price + 7:.2f}" in found[0].message
+
+
+def test_order_compatibility_flags_mismatched_sockets(world: World) -> None:
+    order, = pick(world, "order_compatibility", "SELECT o.id FROM \"order\" o WHERE NOT EXISTS (SELECT 1 FROM supportticket t "
+                        "WHERE t.order_id = o.id) ORDER BY o.id")
+    cpu, board = one(world, "SELECT c.id, b.id FROM product c JOIN product b ON b.category = 'motherboard' "
+                            "AND json_extract(b.specs, '$.socket') != json_extract(c.specs, '$.socket') "
+                            "WHERE c.category = 'cpu' ORDER BY c.id, b.id LIMIT 1")
+    insert = "INSERT INTO orderline (id, order_id, product_id, quantity, unit_price) VALUES (?, ?, ?, 1, 1.0)"
+    found = injected(world, "order_compatibility", order, (insert, (f"{order}-X1", order, cpu)),
+                     (insert, (f"{order}-X2", order, board)))
+    assert len(found) == 1 and "socket" in found[0].message
+
+
+def test_build_dates_flags_a_build_younger_than_its_order(world: World) -> None:
+    order, build, created = pick(world, "build_dates", "SELECT id, build_id, created_at FROM \"order\" WHERE build_id IS NOT NULL "
+                                       "ORDER BY id")
+    later = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=3))
+    found = injected(world, "build_dates", order, ("UPDATE build SET created_at = ? WHERE id = ?", (later, build)))
+    assert len(found) == 1 and build in found[0].message
+
+
+def test_text_durations_flags_a_wrong_age(world: World) -> None:
+    ticket, = pick(world, "text_durations", "SELECT id FROM supportticket WHERE order_id IS NOT NULL ORDER BY id")
+    found = injected(world, "text_durations", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      ("My order has been 'processing' for 400 days now.", ticket)))
+    assert len(found) == 1 and "400 days" in found[0].message
+
+
+def test_delivery_claims_flags_missing_items_before_delivery(world: World) -> None:
+    ticket, order = pick(world, "delivery_claims", "SELECT t.id, t.order_id FROM supportticket t JOIN shipment s ON s.order_id = "
+                               "t.order_id ORDER BY t.id")
+    found = injected(world, "delivery_claims", ticket,
+                     ("UPDATE supportticket SET body = 'It arrived today but one item was not in the box.' "
+                      "WHERE id = ?", (ticket,)),
+                     ("UPDATE shipment SET delivered_at = NULL, status = 'in_transit' WHERE order_id = ?", (order,)))
+    assert len(found) == 1
+
+
+def test_outcome_fit_flags_a_resolution_that_misses_the_issue(world: World) -> None:
+    resolution, = pick(world, "outcome_fit", "SELECT r.id FROM resolution r JOIN supportticket t ON t.id = r.ticket_id "
+                             "WHERE t.type != 'recommendation' ORDER BY r.id")
+    found = injected(world, "outcome_fit", resolution,
+                     ("UPDATE resolution SET outcome = 'recommendation_provided' WHERE id = ?", (resolution,)))
+    assert len(found) == 1 and "recommendation_provided" in found[0].message
+
+
+def test_outcome_fit_flags_a_double_charge_refunded_as_price_adjustment(world: World) -> None:
+    refund, ticket = pick(world, "outcome_fit", "SELECT id, ticket_id FROM refund WHERE ticket_id IS NOT NULL ORDER BY id")
+    found = injected(world, "outcome_fit", refund,
+                     ("UPDATE supportticket SET type = 'billing', body = 'I was charged twice for this order.' "
+                      "WHERE id = ?", (ticket,)),
+                     ("UPDATE refund SET reason = 'price_adjustment' WHERE id = ?", (refund,)))
+    assert len(found) == 1 and "price_adjustment" in found[0].message
+
+
+def test_ledger_claims_flags_a_refund_the_ledger_lacks(world: World) -> None:
+    message, = pick(world, "ledger_claims", "SELECT id FROM slackmessage ORDER BY ts DESC")
+    order, = one(world, "SELECT id FROM \"order\" ORDER BY created_at LIMIT 1")
+    found = injected(world, "ledger_claims", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"Refund of $12.34 on {order} issued, customer notified.", message)))
+    assert len(found) == 1 and order in found[0].message
+
+
+def test_every_check_has_a_defect_test() -> None:
+    tested = {name.split("_flags")[0].removeprefix("test_") for name in globals() if "_flags" in name}
+    assert tested == {check.__name__ for check in CHECKS}
+
+
+@pytest.mark.parametrize("recipe", ["tiny", pytest.param("default", marks=pytest.mark.slow)])
+def test_cli_reports_the_world_counts(recipe: str) -> None:
+    expected = counts(lint(default_domain().store.open(recipe)))
+    result = CliRunner().invoke(app, ["world", "lint", "--recipe", recipe, "--show", "1"])
+    for check, count in expected.items():
+        assert f"{check}: {count}\n" in result.output
+    assert f"{sum(expected.values())} findings" in result.output
+    assert result.exit_code == (1 if any(expected.values()) else 0)
+    print(recipe, expected)
+
+
+def test_tiny_world_lints_clean(world: World) -> None:
+    assert lint(world) == []
+
+
+@pytest.mark.slow
+def test_default_world_lints_clean_but_for_known_order_mixups() -> None:
+    findings = lint(default_domain().store.open("default"))
+    assert {f.check for f in findings} <= {"order_compatibility"}
+    # Orders whose core parts clash with no equal-priced fix; some are the premises of tasks.
+    assert len(findings) <= 10
