@@ -93,18 +93,19 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
          shape: Any = None) -> dict[str, Any]:
     """Run a paged search over ``model``: total match count plus one page of decoded rows.
 
-    One scan: the total comes from a window count on the same query; only a page past the end
-    (no rows to carry it) needs a separate count.
+    Two queries: a count of the matches (answered from an index when the filters allow), then
+    the page alone, which an index on ``order_by`` lets SQLite read in order and stop after
+    ``offset + limit`` rows. (A window count on the page query would make SQLite gather and sort
+    every match, however many, for every page.) ``order_by`` must be a total order, so the page
+    does not depend on the plan SQLite picks. A page past the end is not queried.
     """
     where = query.where()
-    columns = ", ".join(db.column_names(model))
+    total = ctx.conn.execute(f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
     rows = ctx.conn.execute(
-        f"SELECT {columns}, count(*) OVER () FROM {db.table(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
+        f"{db.select_all(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
         [*query.params, args.limit, args.offset],
-    ).fetchall()
-    total = rows[0][-1] if rows else ctx.conn.execute(
-        f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
-    results = [db.decode(model, r[:-1], ctx.world.tz) for r in rows]
+    ).fetchall() if args.offset < total else []
+    results = [db.decode(model, r, ctx.world.tz) for r in rows]
     if shape is not None:
         results = [shape(r) for r in results]
     return {"total": total, "offset": args.offset, "limit": args.limit,
@@ -120,12 +121,16 @@ def require(ctx: ToolContext, model: type[SQLModel], row_id: str, field: str) ->
 
 
 def next_id(ctx: ToolContext, model: type[SQLModel], prefix: str, width: int = 3) -> str:
-    """The next readable id for a row created now, e.g. ``ref-250915-004`` (``msg-250915-0003``: width 4)."""
+    """The next readable id for a row created now, e.g. ``ref-250915-004`` (``msg-250915-0003``: width 4).
+
+    The ids of the day are the primary keys from ``stem`` up to, not including, ``stem`` with its
+    final ``-`` raised to ``.``: a range the primary-key index answers without scanning the table.
+    """
     day = ctx.world.now.strftime("%y%m%d")
     stem = f"{prefix}-{day}-"
     last = ctx.conn.execute(
-        f"SELECT id FROM {db.table(model)} WHERE id LIKE ? ORDER BY length(id) DESC, id DESC LIMIT 1",
-        (stem + "%",),
+        f"SELECT id FROM {db.table(model)} WHERE id >= ? AND id < ? ORDER BY length(id) DESC, id DESC LIMIT 1",
+        (stem, stem[:-1] + "."),
     ).fetchone()
     number = int(last[0].rsplit("-", 1)[1]) + 1 if last else 1
     return f"{stem}{number:0{width}d}"

@@ -92,7 +92,7 @@ def search_products(ctx: ToolContext, args: SearchProductsArgs) -> dict[str, Any
              .add_if(args.max_price is not None, "price <= ?", args.max_price)
              .add_if(args.in_stock_only, "stock_status != 'out_of_stock'"))
     keys = ("id", "name", "brand", "category", "price", "stock_status")
-    return page(ctx, m.Product, query, args, "category, name", lambda r: _pick(r, keys))
+    return page(ctx, m.Product, query, args, "category, name, id", lambda r: _pick(r, keys))
 
 
 class GetProductArgs(Args):
