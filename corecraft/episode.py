@@ -16,6 +16,7 @@ from corecraft.tasks.model import Task
 from corecraft.tasks.setup import apply_setup
 from corecraft.tools import REGISTRY, ToolContext, call_tool
 from corecraft.tools.registry import ToolError, parse_arguments
+from corecraft.world.changelog import open_tracked
 from corecraft.world.store import World, template_bytes
 
 _START: dict[tuple[str, str, int | None], bytes] = {}
@@ -41,7 +42,7 @@ class Episode:
     def __init__(self, task: Task) -> None:
         self.task = task
         self.start = start_bytes(task)
-        self.world = World.open(task.world.recipe, task.world.seed, data=self.start)
+        self.world = open_tracked(task.world.recipe, task.world.seed, self.start)
         self.actor = task.actor or self.world.first_employee()
         self.ctx = ToolContext(world=self.world, actor_id=self.actor)
         self.allowed = frozenset(task.allowed_tools) if task.allowed_tools is not None else None

@@ -13,6 +13,11 @@ consequences make the diff cheap (a few milliseconds on the default world):
   rows; only those rows are compared column by column. Changes are reported by primary key: a
   rowid now holding another id is one row deleted and one added, an id deleted and inserted
   again is one row updated (if anything differs).
+
+An episode's world usually logs its own changes (:mod:`corecraft.world.changelog`): then the
+log names every touched rowid with its row at the start, and the diff reads only those rows,
+in time proportional to the changes, whatever the size of the world. Both ways feed the same
+comparison of ``(row at start, row now)`` pairs.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from corecraft.world import db, models
+from corecraft.world.changelog import Row, logged_changes
 
 
 @dataclass
@@ -36,6 +42,14 @@ class TableDiff:
 
 def world_diff(end: sqlite3.Connection, start: bytes) -> dict[str, TableDiff]:
     """Model name -> its changes, for every table that changed."""
+    logged = logged_changes(end, start)
+    if logged is not None:
+        out = {}
+        for model in models.ALL_TABLES:
+            diff = _compare(db.column_names(model), logged.get(model.__tablename__, []))
+            if diff.changed:
+                out[model.__name__] = diff
+        return out
     end.execute("ATTACH DATABASE ':memory:' AS start")
     try:
         end.deserialize(start, name="start")
@@ -94,31 +108,43 @@ def _changed_columns(names: tuple[str, ...], before: tuple[object, ...], after: 
 
 def _table_diff(end: sqlite3.Connection, t: str, names: tuple[str, ...]) -> TableDiff:
     """One table's changes; ``t`` is its quoted name, ``names`` its columns."""
-    quoted = [f'"{n}"' for n in names]
-    diff = TableDiff(
-        added=[r[0] for r in end.execute(f"SELECT id FROM main.{t} WHERE rowid NOT IN (SELECT rowid FROM start.{t})")],
-        deleted=[r[0] for r in end.execute(f"SELECT id FROM start.{t} WHERE rowid NOT IN (SELECT rowid FROM main.{t})")],
-    )
-    both = ", ".join(f"{side}.{q}" for side in ("s", "m") for q in quoted)
-    differs = " OR ".join(f"m.{q} IS NOT s.{q}" for q in quoted)
-    key, width = names.index("id"), len(names)
+    quoted = ", ".join(f'"{n}"' for n in names)
+    added = end.execute(f"SELECT {quoted} FROM main.{t} WHERE rowid NOT IN (SELECT rowid FROM start.{t})")
+    deleted = end.execute(f"SELECT {quoted} FROM start.{t} WHERE rowid NOT IN (SELECT rowid FROM main.{t})")
+    pairs: list[tuple[Row | None, Row | None]] = [(None, row) for row in added] + [(row, None) for row in deleted]
+    both = ", ".join(f'{side}."{n}"' for side in ("s", "m") for n in names)
+    differs = " OR ".join(f'm."{n}" IS NOT s."{n}"' for n in names)
+    width = len(names)
     for row in end.execute(f"SELECT {both} FROM main.{t} AS m JOIN start.{t} AS s ON s.rowid = m.rowid WHERE {differs}"):
-        before, after = row[:width], row[width:]
-        if before[key] != after[key]:  # the rowid now holds another row
-            diff.deleted.append(before[key])
-            diff.added.append(after[key])
-        else:
-            diff.updated[before[key]] = _changed_columns(names, before, after)
-    moved = set(diff.added) & set(diff.deleted)  # an id deleted, then inserted again under another rowid
-    if moved:
-        diff.added = [i for i in diff.added if i not in moved]
-        diff.deleted = [i for i in diff.deleted if i not in moved]
-        for row_id in moved:
-            before, after = (end.execute(f"SELECT {', '.join(quoted)} FROM {schema}.{t} WHERE id = ?", (row_id,)).fetchone()
-                             for schema in ("start", "main"))
-            if before != after:
-                diff.updated[row_id] = _changed_columns(names, before, after)
-    diff.added.sort()
-    diff.deleted.sort()
+        pairs.append((row[:width], row[width:]))
+    return _compare(names, pairs)
+
+
+def _compare(names: tuple[str, ...], pairs: list[tuple[Row | None, Row | None]]) -> TableDiff:
+    """A table's changes from ``(row at start, row now)`` pairs, one per rowid (``None``: no row there).
+
+    A rowid holding another id is that id deleted and the other added; an id deleted and added
+    again (under another rowid) is one row updated, if anything differs.
+    """
+    key = names.index("id")
+    diff = TableDiff()
+    gone: dict[str, Row] = {}
+    new: dict[str, Row] = {}
+    for before, after in pairs:
+        if before == after:
+            continue
+        if before is not None and after is not None and before[key] == after[key]:
+            diff.updated[str(before[key])] = _changed_columns(names, before, after)
+            continue
+        if before is not None:
+            gone[str(before[key])] = before
+        if after is not None:
+            new[str(after[key])] = after
+    for row_id in gone.keys() & new.keys():
+        before, after = gone.pop(row_id), new.pop(row_id)
+        if before != after:
+            diff.updated[row_id] = _changed_columns(names, before, after)
+    diff.added = sorted(new)
+    diff.deleted = sorted(gone)
     diff.updated = dict(sorted(diff.updated.items()))
     return diff
