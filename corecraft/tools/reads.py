@@ -580,8 +580,8 @@ def check_warranty_status(ctx: ToolContext, args: CheckWarrantyArgs) -> dict[str
     """
     order = require(ctx, m.Order, args.order_id, "order_id")
     product = require(ctx, m.Product, args.product_id, "product_id")
-    on_order = ctx.conn.execute(
-        f"SELECT 1 FROM {db.table(m.OrderLine)} WHERE order_id = ? AND product_id = ?",
+    on_order = ctx.conn.execute(  # "+": look the order's few lines up, not every line of the product
+        f"SELECT 1 FROM {db.table(m.OrderLine)} WHERE order_id = ? AND +product_id = ?",
         (order["id"], product["id"]),
     ).fetchone()
     if on_order is None:
