@@ -89,22 +89,43 @@ def day_start(ctx: ToolContext, value: str, field: str, plus_days: int = 0) -> s
     return db.encode_datetime(datetime.combine(day, time.min, tzinfo=ctx.world.tz))
 
 
+_SCANS: dict[str, bool] = {}
+"""Per count query (SQL text): whether SQLite reads a whole table or index to answer it."""
+
+
+def _scans(ctx: ToolContext, count_sql: str, params: list[Any]) -> bool:
+    """Whether no index narrows the filter of ``count_sql`` (a text search, a case-insensitive match):
+    SQLite's plan, which depends on the SQL text and the schema only, looked up once per text."""
+    if count_sql not in _SCANS:
+        plan = ctx.conn.execute(f"EXPLAIN QUERY PLAN {count_sql}", params).fetchall()
+        _SCANS[count_sql] = any(step[-1].startswith("SCAN") for step in plan)
+    return _SCANS[count_sql]
+
+
 def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
          shape: Any = None) -> dict[str, Any]:
     """Run a paged search over ``model``: total match count plus one page of decoded rows.
 
-    Two queries: a count of the matches (answered from an index when the filters allow), then
-    the page alone, which an index on ``order_by`` lets SQLite read in order and stop after
-    ``offset + limit`` rows. (A window count on the page query would make SQLite gather and sort
-    every match, however many, for every page.) ``order_by`` must be a total order, so the page
-    does not depend on the plan SQLite picks. A page past the end is not queried.
+    When an index narrows the filters (or there are none): two queries, a count of the matches
+    from the index, then the page alone, which SQLite can read in ``order_by`` order and stop
+    after ``offset + limit`` rows; a page past the end is not read. When the filters need a full
+    scan anyway: one scan, the total from a window count on the page query (a separate count
+    would scan twice). ``order_by`` must be a total order, so the page does not depend on the
+    plan SQLite picks.
     """
     where = query.where()
-    total = ctx.conn.execute(f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
-    rows = ctx.conn.execute(
-        f"{db.select_all(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
-        [*query.params, args.limit, args.offset],
-    ).fetchall() if args.offset < total else []
+    count_sql = f"SELECT count(*) FROM {db.table(model)}{where}"
+    page_sql = f"ORDER BY {order_by} LIMIT ? OFFSET ?"
+    if where and _scans(ctx, count_sql, query.params):
+        columns = ", ".join(db.column_names(model))
+        rows = ctx.conn.execute(f"SELECT {columns}, count(*) OVER () FROM {db.table(model)}{where} {page_sql}",
+                                [*query.params, args.limit, args.offset]).fetchall()
+        total = rows[0][-1] if rows else ctx.conn.execute(count_sql, query.params).fetchone()[0]
+        rows = [r[:-1] for r in rows]
+    else:
+        total = ctx.conn.execute(count_sql, query.params).fetchone()[0]
+        rows = ctx.conn.execute(f"{db.select_all(model)}{where} {page_sql}",
+                                [*query.params, args.limit, args.offset]).fetchall() if args.offset < total else []
     results = [db.decode(model, r, ctx.world.tz) for r in rows]
     if shape is not None:
         results = [shape(r) for r in results]
