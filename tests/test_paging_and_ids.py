@@ -1,7 +1,8 @@
 """Paged searches and new ids answer exactly as the straightforward queries do.
 
-``page`` counts the matches and reads one page in two indexed queries; ``next_id`` finds the day's
-last id with a primary-key range. Both are checked here against the plain forms (every match
+``page`` counts the matches and reads one page in two indexed queries (or, when no index narrows
+the filters, in one scan with a window count); ``next_id`` finds the day's last id with a
+primary-key range. Both are checked here against the plain forms (every match
 fetched and sliced in Python; a ``LIKE`` prefix scan) on the tiny and default worlds, over the
 realistic calls of ``corecraft bench tools`` at many offsets, and on worlds with tied sort keys
 and awkward ids.
@@ -17,7 +18,7 @@ from sqlmodel import SQLModel
 
 from corecraft.bench.tools import candidates
 from corecraft.tools import REGISTRY, ToolContext, call_tool, reads
-from corecraft.tools.common import PageArgs, Query, next_id
+from corecraft.tools.common import _SCANS, PageArgs, Query, next_id
 from corecraft.world import db
 from corecraft.world import models as m
 from corecraft.world.store import World
@@ -73,6 +74,7 @@ def assert_pages_match(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> int
         assert got == want, (name, args)
     assert {name for name, _ in calls} == set(PAGED)
     assert any(a.get("results") for a in answers) and any(a.get("has_more") for a in answers)
+    assert set(_SCANS.values()) == {True, False}  # both ways of paging were compared
     return len(calls)
 
 
