@@ -39,7 +39,7 @@ def memory_per_copy(recipe: str, alive: int, raw: bool) -> float:
     return (rss_bytes() - before) / alive
 
 
-def _memory_in_child(recipe: str, alive: int, raw: bool) -> float:
+def memory_in_child(recipe: str, alive: int, raw: bool) -> float:
     """:func:`memory_per_copy` in a fresh process, so freed memory from earlier figures is not reused."""
     code = f"from corecraft.bench.world import memory_per_copy; print(memory_per_copy({recipe!r}, {alive}, {raw}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -72,7 +72,7 @@ def run(recipe: str = "default", repeat: int = 200) -> list[tuple[str, str, str,
         ("copy + first query (schema parse)", ms(first), f"raw {ms(first_floor)}", f"{first / first_floor:.2f}x floor"),
     ]
     for alive in (1, 16, 256):
-        per, raw_per = _memory_in_child(recipe, alive, raw=False), _memory_in_child(recipe, alive, raw=True)
+        per, raw_per = memory_in_child(recipe, alive, raw=False), memory_in_child(recipe, alive, raw=True)
         rows.append((f"resident memory per live copy ({alive} alive)", f"{per / 2**20:.2f} MiB",
                      f"raw {raw_per / 2**20:.2f} MiB; target 3 MiB", f"{per / 2**20 / 3:.2f}x target"))
     return rows

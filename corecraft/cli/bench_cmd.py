@@ -60,3 +60,14 @@ def reply(repeat: Annotated[int, typer.Option("--repeat", "-n", help="Timed grad
     from corecraft.bench.reply import main
 
     main(repeat)
+
+
+@app.command()
+def scale(quick: Annotated[bool, typer.Option("--quick", "-q", help="Only x1 and x10 (skip the x100 world).")]
+          = False,
+          repeat: Annotated[int, typer.Option("--repeat", "-n", help="Timed calls per tool and resets per scale.")]
+          = 200) -> None:
+    """Episode costs on the default world scaled x1, x10, x100: build, reset, memory, diff, tool latency."""
+    from corecraft.bench.scale import main
+
+    main(quick, repeat)

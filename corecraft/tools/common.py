@@ -88,22 +88,41 @@ def day_start(ctx: ToolContext, value: str, field: str, plus_days: int = 0) -> s
     return db.encode_datetime(datetime.combine(day, time.min, tzinfo=ctx.world.tz))
 
 
+def _scans(ctx: ToolContext, count_sql: str, params: list[Any]) -> bool:
+    """Whether no index narrows the filter of ``count_sql`` (a text search, a case-insensitive match):
+    SQLite's plan, which depends on the SQL text and the schema only, looked up once per text per world."""
+    plans = ctx.world.query_plans
+    if count_sql not in plans:
+        plan = ctx.conn.execute(f"EXPLAIN QUERY PLAN {count_sql}", params).fetchall()
+        plans[count_sql] = any(step[-1].startswith("SCAN") for step in plan)
+    return plans[count_sql]
+
+
 def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
          shape: Any = None) -> dict[str, Any]:
     """Run a paged search over ``model``: total match count plus one page of decoded rows.
 
-    One scan: the total comes from a window count on the same query; only a page past the end
-    (no rows to carry it) needs a separate count.
+    When an index narrows the filters (or there are none): two queries, a count of the matches
+    from the index, then the page alone, which SQLite can read in ``order_by`` order and stop
+    after ``offset + limit`` rows; a page past the end is not read. When the filters need a full
+    scan anyway: one scan, the total from a window count on the page query (a separate count
+    would scan twice). ``order_by`` must be a total order, so the page does not depend on the
+    plan SQLite picks.
     """
     where = query.where()
-    columns = ", ".join(db.column_names(model))
-    rows = ctx.conn.execute(
-        f"SELECT {columns}, count(*) OVER () FROM {db.table(model)}{where} ORDER BY {order_by} LIMIT ? OFFSET ?",
-        [*query.params, args.limit, args.offset],
-    ).fetchall()
-    total = rows[0][-1] if rows else ctx.conn.execute(
-        f"SELECT count(*) FROM {db.table(model)}{where}", query.params).fetchone()[0]
-    results = [db.decode(model, r[:-1], ctx.world.tz) for r in rows]
+    count_sql = f"SELECT count(*) FROM {db.table(model)}{where}"
+    page_sql = f"ORDER BY {order_by} LIMIT ? OFFSET ?"
+    if where and _scans(ctx, count_sql, query.params):
+        columns = ", ".join(db.column_names(model))
+        rows = ctx.conn.execute(f"SELECT {columns}, count(*) OVER () FROM {db.table(model)}{where} {page_sql}",
+                                [*query.params, args.limit, args.offset]).fetchall()
+        total = rows[0][-1] if rows else ctx.conn.execute(count_sql, query.params).fetchone()[0]
+        rows = [r[:-1] for r in rows]
+    else:
+        total = ctx.conn.execute(count_sql, query.params).fetchone()[0]
+        rows = ctx.conn.execute(f"{db.select_all(model)}{where} {page_sql}",
+                                [*query.params, args.limit, args.offset]).fetchall() if args.offset < total else []
+    results = [db.decode(model, r, ctx.world.tz) for r in rows]
     if shape is not None:
         results = [shape(r) for r in results]
     return {"total": total, "offset": args.offset, "limit": args.limit,
@@ -119,12 +138,16 @@ def require(ctx: ToolContext, model: type[SQLModel], row_id: str, field: str) ->
 
 
 def next_id(ctx: ToolContext, model: type[SQLModel], prefix: str, width: int = 3) -> str:
-    """The next readable id for a row created now, e.g. ``ref-250915-004`` (``msg-250915-0003``: width 4)."""
+    """The next readable id for a row created now, e.g. ``ref-250915-004`` (``msg-250915-0003``: width 4).
+
+    The ids of the day are the primary keys from ``stem`` up to, not including, ``stem`` with its
+    final ``-`` raised to ``.``: a range the primary-key index answers without scanning the table.
+    """
     day = ctx.world.now.strftime("%y%m%d")
     stem = f"{prefix}-{day}-"
     last = ctx.conn.execute(
-        f"SELECT id FROM {db.table(model)} WHERE id LIKE ? ORDER BY length(id) DESC, id DESC LIMIT 1",
-        (stem + "%",),
+        f"SELECT id FROM {db.table(model)} WHERE id >= ? AND id < ? ORDER BY length(id) DESC, id DESC LIMIT 1",
+        (stem, stem[:-1] + "."),
     ).fetchone()
     number = int(last[0].rsplit("-", 1)[1]) + 1 if last else 1
     return f"{stem}{number:0{width}d}"

@@ -91,7 +91,7 @@ def search_products(ctx: ToolContext, args: SearchProductsArgs) -> dict[str, Any
              .add_if(args.max_price is not None, "price <= ?", args.max_price)
              .add_if(args.in_stock_only, "stock_status != 'out_of_stock'"))
     keys = ("id", "name", "brand", "category", "price", "stock_status")
-    return page(ctx, m.Product, query, args, "category, name", lambda r: _pick(r, keys))
+    return page(ctx, m.Product, query, args, "category, name, id", lambda r: _pick(r, keys))
 
 
 class GetProductArgs(Args):
@@ -579,8 +579,8 @@ def check_warranty_status(ctx: ToolContext, args: CheckWarrantyArgs) -> dict[str
     """
     order = require(ctx, m.Order, args.order_id, "order_id")
     product = require(ctx, m.Product, args.product_id, "product_id")
-    on_order = ctx.conn.execute(
-        f"SELECT 1 FROM {db.table(m.OrderLine)} WHERE order_id = ? AND product_id = ?",
+    on_order = ctx.conn.execute(  # "+": look the order's few lines up, not every line of the product
+        f"SELECT 1 FROM {db.table(m.OrderLine)} WHERE order_id = ? AND +product_id = ?",
         (order["id"], product["id"]),
     ).fetchone()
     if on_order is None:

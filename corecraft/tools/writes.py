@@ -120,7 +120,8 @@ class CreateRefundArgs(Args):
 def _refunded_units(ctx: ToolContext, order_id: str) -> dict[str, int]:
     """Units already refunded per order line, over every payment of the order."""
     done: dict[str, int] = {}
-    clause = (f"WHERE status IN (?, ?) AND payment_id IN (SELECT id FROM {db.table(Payment)} "
+    # "+": find the refunds through the order's payments, not through every refund with the status.
+    clause = (f"WHERE +status IN (?, ?) AND payment_id IN (SELECT id FROM {db.table(Payment)} "
               "WHERE order_id = ?)")
     for refund in fetch_rows(ctx, Refund, clause, (*COUNTED_REFUNDS, order_id)):
         for line in refund["lines"]:

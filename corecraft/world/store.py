@@ -199,6 +199,8 @@ class World:
     now: datetime
     tz: ZoneInfo
     _session: Session | None = field(default=None, repr=False)
+    query_plans: dict[str, bool] = field(default_factory=dict, repr=False)
+    """Per count query (SQL text): whether SQLite scans to answer it (the paged searches ask once)."""
 
     @classmethod
     def from_bytes(cls, data: bytes) -> World:
@@ -217,6 +219,7 @@ class World:
         self.recipe, self.seed, self.now, self.tz = state["recipe"], state["seed"], state["now"], state["tz"]
         self.conn = copy_connection(state["data"])
         self._session = None
+        self.query_plans = {}
 
     def fork(self) -> World:
         """An independent copy of this world as it is now."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import string
 from collections import defaultdict
 from datetime import datetime, timedelta
+from itertools import accumulate
 from typing import Any
 
 from corecraft.world import models as m
@@ -35,12 +36,15 @@ class CommerceMixin(GeneratorBase):
             parts_by_build[part["build_id"]].append(part["product_id"])
         price = {p["id"]: p["price"] for p in products}
         by_id = {p["id"]: p for p in products}
-        weights = [3 if p["category"] in ("gpu", "cpu", "memory", "storage", "peripheral") else 1 for p in products]
+        # Cumulative weights, summed once: ``choices(weights=...)`` would re-sum them on every draw
+        # (quadratic in the world's size) and draws exactly as ``cum_weights`` does.
+        weights = list(accumulate(3 if p["category"] in ("gpu", "cpu", "memory", "storage", "peripheral") else 1
+                                  for p in products))
         # A long tail: a few customers order often, many once.
-        cust_weights = [1 + (i % 7 == 0) * 4 + (i % 3 == 0) for i in range(len(customers))]
+        cust_weights = list(accumulate(1 + (i % 7 == 0) * 4 + (i % 3 == 0) for i in range(len(customers))))
         orders, lines = [], []
         for n in range(self.recipe.counts.orders):
-            customer = self.rng.choices(customers, weights=cust_weights)[0]
+            customer = self.rng.choices(customers, cum_weights=cust_weights)[0]
             low = max(customer["created_at"], self.start)
             created = self.between(low, self.now - timedelta(hours=1))
             build_id = None
@@ -50,7 +54,7 @@ class CommerceMixin(GeneratorBase):
                 items = [(pid, 1) for pid in parts_by_build[build_id]]
             else:
                 count = self.rng.choices([1, 2, 3, 4], weights=[50, 30, 14, 6])[0]
-                picked = self.rng.choices(products, weights=weights, k=count)
+                picked = self.rng.choices(products, cum_weights=weights, k=count)
                 items = list({p["id"]: (p["id"], self.rng.choice([1, 1, 1, 2])) for p in picked}.values())
                 kept = self.working([pid for pid, _ in items], by_id)
                 items = [(pid, qty) for pid, (_, qty) in zip(kept, items, strict=True)]

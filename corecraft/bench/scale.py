@@ -1,0 +1,174 @@
+"""``corecraft bench scale``: how an episode's costs grow with the size of the world.
+
+The default recipe is scaled x1, x10 and x100: every count in ``world/default.yaml`` (look-alike
+customers included) is multiplied. The product catalogue, the knowledge base and the Slack
+channels are seed content and do not grow. Each scaled recipe is written once as a YAML file
+under the cache directory; its template is built cold (timed) and cached like any other.
+
+Per scale the table shows: the cold build; the reset (an :class:`~corecraft.episode.Episode` of a
+setup-free task pointed at the scaled world: template from memory, private copy, acting employee);
+resident memory per live copy (measured in a child process); ``world_diff`` at grading, after a
+few real write calls; and every tool's median latency (the calls of ``corecraft bench tools``).
+The last column is the largest scale over x1: flat costs stay near 1x.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from corecraft.bench.timing import console as bench_console
+from corecraft.bench.timing import median, ms, samples
+from corecraft.bench.tools import candidates, measure
+from corecraft.bench.world import memory_in_child
+from corecraft.domain import default_domain
+from corecraft.episode import Episode
+from corecraft.grading.diff import world_diff
+from corecraft.tasks.model import Task, WorldRef
+
+FACTORS = (1, 10, 100)
+QUICK_FACTORS = (1, 10)
+WRITES = ("create_refund", "update_ticket_status", "create_resolution", "post_slack_message")
+"""The write tools an episode calls before its world is diffed (one successful call each)."""
+MEMORY_BUDGET = 2**30
+"""Bytes of live copies the memory figure may hold at once (at least 2 copies, at most 16)."""
+
+
+def scaled_recipe(factor: int) -> str:
+    """The recipe to open for the default world scaled by ``factor``: ``default`` itself for 1,
+    otherwise a YAML file (name ``default-x<factor>``) written under the cache directory."""
+    if factor < 1:
+        raise ValueError(f"scale factor must be at least 1, not {factor}")
+    if factor == 1:
+        return "default"
+    store = default_domain().store
+    data = store.recipe("default").model_dump(mode="json")
+    data["name"] = f"default-x{factor}"
+    data["counts"] = {kind: count * factor for kind, count in data["counts"].items()}
+    data["noise"]["lookalike_customers"] *= factor
+    text = f"# The default world with every count x{factor}, written by `corecraft bench scale`.\n"
+    text += yaml.safe_dump(data, sort_keys=False)
+    path = store.cache_dir / "recipes" / f"default-x{factor}.yaml"
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    store.recipe(str(path))  # validates the scaled recipe
+    return str(path)
+
+
+@dataclass
+class Figures:
+    """One scale's measurements (seconds, bytes)."""
+
+    factor: int
+    entities: int = 0
+    size: int = 0
+    build: float = 0.0
+    build_cpu: float = 0.0
+    reset: float = 0.0
+    memory: float = 0.0
+    diff: float = 0.0
+    diff_first: float = 0.0
+    tools: dict[str, float] = field(default_factory=dict)
+
+
+def _task_on(recipe: str) -> Task:
+    """A setup-free task of the train split, pointed at ``recipe`` (its rubric is never graded here)."""
+    task = next(t.task for t in default_domain().tasks.split("train") if not t.task.setup and t.task.actor is None)
+    return task.model_copy(update={"world": WorldRef(recipe=recipe)})
+
+
+def _written_episode(task: Task) -> Episode:
+    """An episode of ``task`` after one successful call of each tool in :data:`WRITES`."""
+    episode = default_domain().episode(task)
+    options = candidates(episode.world, episode.actor)
+    for name in WRITES:
+        if not any("error" not in episode.call(name, call.args) for call in options[name]):
+            raise RuntimeError(f"no realistic call of {name} succeeds on world {task.world.recipe}")
+    return episode
+
+
+def measure_scale(factor: int, repeat: int) -> Figures:
+    """Every figure for the default world scaled by ``factor``; ``repeat`` calls per tool."""
+    recipe = scaled_recipe(factor)
+    out = Figures(factor=factor)
+    start, cpu = time.perf_counter(), time.process_time()
+    domain = default_domain()
+    data = domain.store.template(recipe, rebuild=True).data
+    out.build, out.build_cpu = time.perf_counter() - start, time.process_time() - cpu
+    out.size = len(data)
+    task = _task_on(recipe)
+    compiled = domain.compile(task)
+    Episode(compiled, domain).close()  # the task's start snapshot, kept in the store as in a training run
+    out.reset = median(samples(lambda: Episode(compiled, domain).close(), min(max(repeat, 5), 100)))
+    episode = _written_episode(task)
+    try:
+        out.entities = sum(episode.world.counts().values())
+        start = time.perf_counter()
+        world_diff(episode.world.conn, episode.start)
+        out.diff_first = time.perf_counter() - start
+        out.diff = median(samples(lambda: world_diff(episode.world.conn, episode.start), 20))
+    finally:
+        episode.close()
+    alive = max(2, min(16, MEMORY_BUDGET // out.size))
+    out.memory = memory_in_child(recipe, alive, raw=False)
+    timings, _ = measure(recipe, repeat)
+    out.tools = {name: median(wall) for name, (wall, _) in timings.items()}
+    return out
+
+
+def _ratio(last: float, first: float) -> str:
+    return f"{last / first:.1f}x" if first else "-"
+
+
+def table(figures: list[Figures]) -> Table:
+    """The figures side by side, one column per scale, and the largest scale over the smallest."""
+    first, last = figures[0], figures[-1]
+    out = Table(title=f"corecraft bench scale: the default world x{', x'.join(str(f.factor) for f in figures)}; "
+                      f"ratio = x{last.factor} / x{first.factor}", min_width=100)
+    out.add_column("figure", no_wrap=True)
+    for f in figures:
+        out.add_column(f"x{f.factor}", justify="right", no_wrap=True)
+    out.add_column("ratio", justify="right", no_wrap=True)
+
+    out.add_row("entities (rows of the 14 types)", *[f"{f.entities:,}" for f in figures],
+                _ratio(last.entities, first.entities))
+    out.add_row("database size", *[f"{f.size / 2**20:.1f} MiB" for f in figures], _ratio(last.size, first.size))
+    out.add_row("cold build", *[f"{f.build:.2f} s" for f in figures], _ratio(last.build, first.build))
+    out.add_row("  its CPU time (this process)", *[f"{f.build_cpu:.2f} s" for f in figures],
+                _ratio(last.build_cpu, first.build_cpu))
+    out.add_row("env reset (Episode)", *[ms(f.reset) for f in figures], _ratio(last.reset, first.reset))
+    out.add_row("resident memory per live copy", *[f"{f.memory / 2**20:.1f} MiB" for f in figures],
+                _ratio(last.memory, first.memory))
+    out.add_row("world_diff at grading", *[ms(f.diff) for f in figures], _ratio(last.diff, first.diff))
+    out.add_row("  first diff of a start world", *[ms(f.diff_first) for f in figures],
+                _ratio(last.diff_first, first.diff_first))
+    for name in first.tools:
+        out.add_row(f"{name} (median)", *[ms(f.tools[name]) for f in figures],
+                    _ratio(last.tools[name], first.tools[name]))
+    return out
+
+
+def main(quick: bool = False, repeat: int = 200, console: Console | None = None) -> list[Figures]:
+    """Measure each scale (x1, x10 and, unless ``quick``, x100) and print the table."""
+    console = console or bench_console()
+    default_domain().store.template("tiny", rebuild=True)  # untimed: loads seed content and Faker's providers
+    figures = []
+    for factor in QUICK_FACTORS if quick else FACTORS:
+        console.print(f"measuring the default world x{factor} ...")
+        figures.append(measure_scale(factor, repeat))
+    console.print(table(figures))
+    return figures
+
+
+if __name__ == "__main__":
+    main()
