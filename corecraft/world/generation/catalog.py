@@ -19,7 +19,7 @@ class CatalogMixin(GeneratorBase):
         wanted = self.recipe.counts.products
         if wanted < len(items):
             items = self.product_subset(items, wanted)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for item in items:
             stock = sum(item.inventory.get(w, 0) for w in WAREHOUSES)
             rows.append({
@@ -60,17 +60,18 @@ class CatalogMixin(GeneratorBase):
         for p in self.rows[m.Product]:
             by_cat[p["category"]].append(p)
         customers = self.rows[m.Customer]
-        builds, parts = [], []
+        builds: list[dict[str, Any]] = []
+        parts: list[dict[str, Any]] = []
         themes = ("1440p gaming", "4K gaming", "streaming", "workstation", "small form factor", "budget esports")
         for i in range(1, self.recipe.counts.builds + 1):
             internal = self.rng.random() < 0.2
-            owner = None if internal else self.rng.choice(customers)
+            owner: dict[str, Any] | None = None if internal else self.rng.choice(customers)
             components = self.compatible_parts(by_cat)
             if self.rng.random() < 0.3:  # a customer-made mistake: one part swapped at random
                 swap = self.rng.choice(components)
                 components[components.index(swap)] = self.rng.choice(by_cat[swap["category"]])
             theme = self.rng.choice(themes)
-            name = f"Reference build: {theme}" if internal else f"{owner['name'].split()[0]}'s {theme} build"
+            name = f"{owner['name'].split()[0]}'s {theme} build" if owner else f"Reference build: {theme}"
             low = owner["created_at"] if owner else self.start
             build = {
                 "id": f"build-{i:04d}", "name": name, "customer_id": owner["id"] if owner else None,

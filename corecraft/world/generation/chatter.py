@@ -35,7 +35,7 @@ class ChatterMixin(GeneratorBase):
     """KB articles and Slack channels and messages."""
 
     def knowledge_base(self) -> None:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for a in self.seeds.handbook:
             updated = datetime.combine(a.updated_at, datetime.min.time(), tzinfo=self.tz).replace(hour=9)
             rows.append({"id": f"kb-{a.key}", "title": a.title, "body": a.body.strip(), "tags": a.tags,
@@ -59,7 +59,7 @@ class ChatterMixin(GeneratorBase):
             "shipping-carriers": ("fulfillment", "support"),
             "team-leads": ("leadership",),
         }
-        channels = []
+        channels: list[dict[str, Any]] = []
         for name in sorted(bank.channels):
             teams = channel_teams.get(name)
             members = everyone if teams is None else sorted(

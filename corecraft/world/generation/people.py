@@ -36,7 +36,7 @@ class PeopleMixin(GeneratorBase):
             roster.append(self.rng.choices(extra, weights=list(_EXTRA_STAFF_WEIGHTS.values()))[0])
         roster = roster[:count] if count >= len(titles) else roster
         seen_emails: set[str] = set()
-        people = []
+        people: list[dict[str, Any]] = []
         for title in roster:
             first, last = self.fake.first_name(), self.fake.last_name()
             email = f"{first}.{last}@corecraft.example".lower()
@@ -72,7 +72,7 @@ class PeopleMixin(GeneratorBase):
     def customers(self) -> None:
         tiers = self.recipe.loyalty_tiers
         seen: set[str] = set()
-        people = []
+        people: list[dict[str, Any]] = []
         latest = self.now - timedelta(days=7)
         for _ in range(self.recipe.counts.customers):
             people.append(self.customer(self.fake.first_name(), self.fake.last_name(), self.pick(tiers), latest, seen))

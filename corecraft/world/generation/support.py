@@ -36,13 +36,15 @@ class SupportMixin(GeneratorBase):
         customers = {c["id"]: c for c in self.rows[m.Customer]}
         staff = self.staff_by_department()
         builds = [b for b in self.rows[m.Build] if b["customer_id"]]
-        tickets = []
+        tickets: list[dict[str, Any]] = []
         n = 0
         attempts = 0
         while len(tickets) < self.recipe.counts.tickets and attempts < self.recipe.counts.tickets * 20:
             attempts += 1
             kind = self.pick(self.recipe.ticket_types)
-            order, build_id, after = None, None, None
+            order: dict[str, Any] | None = None
+            build_id: str | None = None
+            after: datetime = self.start
             if kind in ("return", "troubleshooting"):
                 order = self.rng.choice(orders)
                 ship = ship_by_order.get(order["id"])
@@ -229,7 +231,7 @@ class SupportMixin(GeneratorBase):
             outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded)
             if refund is not None and refund["reason"] == "price_adjustment":
                 self.refit_ticket_text(t, refund, ships)
-            if refund is not None:
+            if refund is not None and order is not None and payment is not None:  # a refund has both
                 approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
                     e for e in self.rows[m.Employee] if e["department"] == "billing"
                     and e["refund_limit"] >= refund["amount"])
@@ -266,31 +268,33 @@ class SupportMixin(GeneratorBase):
                 ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
                 products: dict[str, dict[str, Any]], refunded: dict[str, float]) -> tuple[str, dict[str, Any] | None]:
         kind = t["type"]
-        usable = payment is not None and payment["status"] in ("captured", "partially_refunded") \
-            and order["status"] != "cancelled"
-        left = money(payment["amount"] - refunded[payment["id"]]) if payment else 0.0
+        o: dict[str, Any] = order or {}  # both are set whenever ``usable``
+        p: dict[str, Any] = payment or {}
+        usable = payment is not None and order is not None and p["status"] in ("captured", "partially_refunded") \
+            and o["status"] != "cancelled"
+        left = money(p["amount"] - refunded[p["id"]]) if payment else 0.0
         if kind == "return" and usable and self.rng.random() < 0.75:
-            line = self.rng.choice(lines_by_order[order["id"]])
+            line = self.rng.choice(lines_by_order[o["id"]])
             category = products[line["product_id"]]["category"]
             line_total = line["unit_price"] * line["quantity"]
-            paid_share = 1 - order["discount"] / order["subtotal"] if order["subtotal"] else 1
+            paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
             opened = category in self.policy.restocking_fee_categories and self.rng.random() < 0.4
             fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
             # The handbook's rule: what was paid for the line, less 15% of the line's price.
             amount = min(money(line_total * (paid_share - fee_share)), left)
             if amount > 0:
-                return "refund_issued", {"payment_id": payment["id"], "amount": amount, "reason": "return",
+                return "refund_issued", {"payment_id": p["id"], "amount": amount, "reason": "return",
                                          "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}]}
-        if kind == "shipping" and usable and order["shipping_cost"] > 0:
-            ship = ships.get(order["id"])
+        if kind == "shipping" and usable and o["shipping_cost"] > 0:
+            ship = ships.get(o["id"])
             if ship and ship["delivered_at"] and ship["eta"] and ship["delivered_at"] > ship["eta"] \
-                    and order["shipping_cost"] <= left:
-                return "refund_issued", {"payment_id": payment["id"], "amount": order["shipping_cost"],
+                    and o["shipping_cost"] <= left:
+                return "refund_issued", {"payment_id": p["id"], "amount": o["shipping_cost"],
                                          "reason": "shipping_delay", "lines": []}
         if kind == "billing" and usable and self.rng.random() < 0.5:
-            amount = min(money(order["subtotal"] * self.rng.uniform(0.03, 0.1)), left)
+            amount = min(money(o["subtotal"] * self.rng.uniform(0.03, 0.1)), left)
             if amount > 0:
-                return "refund_issued", {"payment_id": payment["id"], "amount": amount,
+                return "refund_issued", {"payment_id": p["id"], "amount": amount,
                                          "reason": "price_adjustment", "lines": []}
         return {
             "return": "replacement_sent", "troubleshooting": self.rng.choice(["troubleshooting_steps", "replacement_sent"]),
