@@ -183,6 +183,17 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                 "pastes tool output (a JSON object)"),
     "length_met": ({"max_chars_vs_reference": 2.0}, "x" * 80, True, ""),
     "length_not_met": ({"max_chars_vs_reference": 2.0}, "x" * 81, False, "81 characters, over 2x the reference's 40"),
+    "length_floor_met": ({"max_chars_vs_reference": 2.0, "max_chars_at_least": 500}, "x" * 500, True, ""),
+    "length_floor_not_met": ({"max_chars_vs_reference": 2.0, "max_chars_at_least": 500}, "x" * 501, False,
+                             "501 characters"),
+    # Regression (blind play): a team-lead summary saying "No refunds: don't refund the RAM line" failed a
+    # not_contains meant for an instruction to refund.
+    "denied_phrase_is_not_stated": ({"not_contains": ["refund the ram line"]},
+                                    "No refunds: don't refund the RAM line or the order.", True, ""),
+    "stated_phrase_is_forbidden": ({"not_contains": ["refund the ram line"]},
+                                   "Please refund the RAM line today.", False, "forbidden 'refund the ram line'"),
+    "denial_then_statement_is_forbidden": ({"not_contains": ["refund the ram line"]},
+                                           "Do not wait: refund the RAM line now.", False, "forbidden"),
 }
 
 
@@ -333,7 +344,9 @@ def test_reply_hygiene_fails_pasted_tool_output_and_overlong_replies() -> None:
     finally:
         episode.close()
     assert "pastes tool output" in grade_reply(task, f"Here is your order: {pasted}").criteria[0].reason
-    assert "over 3x the reference" in grade_reply(task, "Your order has shipped. " * 20).criteria[0].reason
+    assert "over 5x the reference" in grade_reply(task, "Your order has shipped. " * 140).criteria[0].reason
+    thorough = "Your order ord-250625-001 shipped on Sep 5 and is due on Sep 9; tracking is in your email. " * 12
+    assert grade_reply(task, thorough).criteria[0].status == "met"  # a thorough reply is not a dump
 
 
 def tasks_of(split: str) -> list[Task]:

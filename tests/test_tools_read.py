@@ -743,3 +743,16 @@ def test_check_warranty_status_errors(ctx: ToolContext) -> None:
         "not_found",
         "product_id",
     )
+
+
+SEARCH_BY_ID = {"search_customers": ("customer", "cust-"), "search_tickets": ("supportticket", "tick-"),
+                "search_employees": ("employee", "emp-"), "search_builds": ("build", "build-"),
+                "search_knowledge_base": ("knowledgebasearticle", "kb-"), "search_slack_messages": ("slackmessage", "msg-")}
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_BY_ID))
+def test_every_text_search_finds_a_record_by_its_id(ctx: ToolContext, name: str) -> None:
+    table, prefix = SEARCH_BY_ID[name]
+    row_id = scalar(ctx, f'SELECT id FROM "{table}" WHERE id LIKE ? ORDER BY id DESC LIMIT 1', (prefix + "%",))
+    ids = [r["id"] for r in ok(ctx, name, {"query": row_id, "limit": 50})["results"]]
+    assert row_id in ids and len(ids) <= 3

@@ -515,3 +515,11 @@ def test_full_refund_procedure(ctx: ToolContext) -> None:
         "resolved", stored(ctx, ctx.world.now))
     assert one(ctx, "SELECT refund_id, resolved_by_id FROM resolution WHERE ticket_id = ? ORDER BY id DESC",
                ticket) == (refund["id"], ctx.actor_id)
+
+
+def test_channel_names_match_case_insensitively_as_in_search(world: World) -> None:
+    ctx = as_title(world, "Support Agent I")
+    posted = ok(ctx, "post_slack_message", {"channel": "ESCALATIONS", "text": "[tick-250720-001] Checking."})
+    assert posted["channel"] == "#escalations"
+    found = ok(ctx, "search_slack_messages", {"channel": "#Escalations", "query": posted["id"]})
+    assert [m["id"] for m in found["results"]] == [posted["id"]]

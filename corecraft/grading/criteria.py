@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from corecraft.grading.diff import TableDiff, world_diff
-from corecraft.grading.reply import Reading, mentions_name, tool_payload_in
+from corecraft.grading.reply import Reading, asserts, mentions_name, tool_payload_in
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import (
     ArgFormat,
@@ -175,7 +175,7 @@ def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
     if c.any_of and not any(_normalise(n, c.case_sensitive) in reply for n in c.any_of):
         return False, f"reply contains none of {c.any_of!r}"
     for needle in c.not_contains:
-        if _normalise(needle, c.case_sensitive) in reply:
+        if asserts(reply, _normalise(needle, c.case_sensitive)):
             return False, f"reply contains forbidden {needle!r}"
     if c.regex and not re.search(c.regex, ev.transcript.reply, 0 if c.case_sensitive else re.IGNORECASE):
         return False, f"reply does not match /{c.regex}/"
@@ -224,7 +224,7 @@ def _meaning(c: FinalReply, ev: Evidence) -> Outcome:
         if pasted:
             return False, f"reply pastes tool output ({pasted})"
     if c.max_chars_vs_reference is not None and ev.reference_reply:
-        limit = c.max_chars_vs_reference * len(ev.reference_reply)
+        limit = max(c.max_chars_vs_reference * len(ev.reference_reply), c.max_chars_at_least)
         if len(text) > limit:
             return False, (f"reply is {len(text):,} characters, over {c.max_chars_vs_reference:g}x "
                            f"the reference's {len(ev.reference_reply):,}")

@@ -395,3 +395,22 @@ class Reading:
 
     def tied_numbers(self, labels: list[str], unit: Unit = "any", window: int = 8) -> list[float | None]:
         return _tied_in(self, labels, unit, window)
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|don['’]t|do not|doesn['’]t|won['’]t|cannot|can['’]t|shouldn['’]t|isn['’]t|"
+                       r"aren['’]t|without|nor)(?:\s+[\w'’]+){0,2}\s+$", re.IGNORECASE)
+
+
+def asserts(text: str, phrase: str) -> bool:
+    """Whether ``text`` states ``phrase`` rather than denying it: an occurrence counts unless a negation
+    ("don't", "not", "never", "without" …) stands within the three words before it, in the same phrase
+    (punctuation ends a negation's reach). ("Don't refund the
+    RAM line" does not assert "refund the RAM line"; "please refund the RAM line" does.)"""
+    if not phrase:
+        return False
+    at = text.find(phrase)
+    while at >= 0:
+        if not _NEGATION.search(text[max(0, at - 40):at]):
+            return True
+        at = text.find(phrase, at + 1)
+    return False

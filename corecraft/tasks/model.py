@@ -177,6 +177,8 @@ class FinalReply(_Criterion):
                                   "error payload or run of quoted keys.")
     max_chars_vs_reference: float | None = Field(default=None, gt=0, description="The reply is at most this many "
                                                  "times as long as the reference solution's reply.")
+    max_chars_at_least: int = Field(default=0, ge=0, description="The length limit of `max_chars_vs_reference` is "
+                                    "never below this many characters (a short reference must not fail a thorough reply).")
 
 
 class ArgFormat(_Criterion):

@@ -111,7 +111,7 @@ def get_product(ctx: ToolContext, args: GetProductArgs) -> dict[str, Any]:
 
 # -- Customers ---------------------------------------------------------------------------------------
 class SearchCustomersArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the name, email or phone "
+    query: Text | None = Field(default=None, description="Words to find in the id, name, email or phone "
                                                          "(case-insensitive, partial words; all must match).")
     email: Text | None = Field(default=None, description="Only the customer with exactly this email "
                                                          "(case-insensitive).")
@@ -126,7 +126,7 @@ def search_customers(ctx: ToolContext, args: SearchCustomersArgs) -> dict[str, A
     ordered by name. Different customers can share a name: tell them apart by email and orders
     before acting on an account.
     """
-    query = (Query().text(("name", "email", "phone"), args.query).eq("loyalty_tier", args.loyalty_tier)
+    query = (Query().text(("id", "name", "email", "phone"), args.query).eq("loyalty_tier", args.loyalty_tier)
              .add_if(args.email is not None, "email = ? COLLATE NOCASE", args.email))
 
     def shape(row: dict[str, Any]) -> dict[str, Any]:
@@ -282,7 +282,7 @@ def search_shipments(ctx: ToolContext, args: SearchShipmentsArgs) -> dict[str, A
 
 # -- Tickets -----------------------------------------------------------------------------------------
 class SearchTicketsArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the subject or body "
+    query: Text | None = Field(default=None, description="Words to find in the id, subject or body "
                                                          "(case-insensitive, partial words; all must match).")
     customer_id: Id | None = Field(default=None, description="Only this customer's tickets.")
     order_id: Id | None = Field(default=None, description="Only tickets about this order.")
@@ -312,7 +312,7 @@ def search_tickets(ctx: ToolContext, args: SearchTicketsArgs) -> dict[str, Any]:
     _check_id(ctx, m.Customer, args.customer_id, "customer_id")
     _check_id(ctx, m.Order, args.order_id, "order_id")
     _check_id(ctx, m.Employee, args.assignee_id, "assignee_id")
-    query = (Query().text(("subject", "body"), args.query).eq("customer_id", args.customer_id)
+    query = (Query().text(("id", "subject", "body"), args.query).eq("customer_id", args.customer_id)
              .eq("order_id", args.order_id).eq("type", args.type).eq("status", args.status)
              .eq("priority", args.priority).eq("assignee_id", args.assignee_id)
              .add_if(args.unassigned_only, "assignee_id IS NULL")
@@ -349,7 +349,7 @@ def get_customer_ticket_history(ctx: ToolContext, args: CustomerTicketHistoryArg
 
 # -- Staff, builds, knowledge, Slack -----------------------------------------------------------------
 class SearchEmployeesArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the name, email or title "
+    query: Text | None = Field(default=None, description="Words to find in the id, name, email or title "
                                                          "(case-insensitive, partial words; all must match).")
     department: Department | None = Field(default=None, description="Only employees of this department.")
     title: Title | None = Field(default=None, description="Only employees with this job title.")
@@ -363,13 +363,13 @@ def search_employees(ctx: ToolContext, args: SearchEmployeesArgs) -> dict[str, A
     dollars, can_approve_exceptions), ordered by id (heads and leads first). Permissions come
     from the title: refunds above your refund_limit need someone whose limit covers them.
     """
-    query = (Query().text(("name", "email", "title"), args.query).eq("department", args.department)
+    query = (Query().text(("id", "name", "email", "title"), args.query).eq("department", args.department)
              .eq("title", args.title))
     return page(ctx, m.Employee, query, args, "id")
 
 
 class SearchBuildsArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the build name "
+    query: Text | None = Field(default=None, description="Words to find in the build id or name "
                                                          "(case-insensitive, partial words; all must match).")
     customer_id: Id | None = Field(default=None, description="Only this customer's builds.")
     product_id: Id | None = Field(default=None, description="Only builds that contain this product (SKU).")
@@ -387,7 +387,7 @@ def search_builds(ctx: ToolContext, args: SearchBuildsArgs) -> dict[str, Any]:
     """
     _check_id(ctx, m.Customer, args.customer_id, "customer_id")
     _check_id(ctx, m.Product, args.product_id, "product_id")
-    query = (Query().text(("name",), args.query).eq("customer_id", args.customer_id)
+    query = (Query().text(("id", "name"), args.query).eq("customer_id", args.customer_id)
              .eq("owner_type", args.owner_type)
              .add_if(args.product_id is not None,
                      f"id IN (SELECT build_id FROM {db.table(m.BuildComponent)} WHERE product_id = ?)",
@@ -402,7 +402,7 @@ def search_builds(ctx: ToolContext, args: SearchBuildsArgs) -> dict[str, Any]:
 
 
 class SearchKnowledgeBaseArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the title, body or tags "
+    query: Text | None = Field(default=None, description="Words to find in the id, title, body or tags "
                                                          "(case-insensitive, partial words; all must match).")
     tag: Text | None = Field(default=None, description="Only articles with this tag (exact, "
                                                        "case-insensitive), e.g. 'refunds'.")
@@ -418,7 +418,7 @@ def search_knowledge_base(ctx: ToolContext, args: SearchKnowledgeBaseArgs) -> di
     current articles first, then by title. Deprecated articles are old policy kept for
     reference: never apply one when a current version exists.
     """
-    query = (Query().text(("title", "body", "tags"), args.query)
+    query = (Query().text(("id", "title", "body", "tags"), args.query)
              .add_if(args.tag is not None,
                      "EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ? COLLATE NOCASE)", args.tag)
              .add_if(not args.include_deprecated, "is_deprecated = 0"))
@@ -428,7 +428,7 @@ def search_knowledge_base(ctx: ToolContext, args: SearchKnowledgeBaseArgs) -> di
 
 
 class SearchSlackMessagesArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the message text "
+    query: Text | None = Field(default=None, description="Words to find in the message id or text "
                                                          "(case-insensitive, partial words; all must match).")
     channel: Text | None = Field(default=None, description="Only this channel, by name with or without '#', "
                                                            "e.g. 'policy-discussion'.")
@@ -460,7 +460,7 @@ def search_slack_messages(ctx: ToolContext, args: SearchSlackMessagesArgs) -> di
         channel_id = found[0]
     _check_id(ctx, m.Employee, args.author_id, "author_id")
     _check_id(ctx, m.SlackMessage, args.thread_parent_id, "thread_parent_id")
-    query = (Query().text(("text",), args.query).eq("channel_id", channel_id).eq("author_id", args.author_id)
+    query = (Query().text(("id", "text"), args.query).eq("channel_id", channel_id).eq("author_id", args.author_id)
              .eq("thread_parent_id", args.thread_parent_id)
              .between_dates(ctx, "ts", args.posted_after, args.posted_before,
                             ("posted_after", "posted_before")))

@@ -450,7 +450,7 @@ def update_ticket_status(ctx: ToolContext, args: UpdateTicketStatusArgs) -> dict
 # -- post_slack_message -----------------------------------------------------------------
 class PostSlackMessageArgs(Args):
     channel: str = Field(min_length=1, max_length=80,
-                         description="Channel name, with or without '#', e.g. '#escalations'.")
+                         description="Channel name, with or without '#', any case, e.g. '#escalations'.")
     text: str = Field(min_length=1, max_length=4000,
                       description="The message. Keep it under 280 characters. Posts in #escalations must "
                                   "begin with the ticket id in square brackets.")
@@ -465,11 +465,12 @@ def post_slack_message(ctx: ToolContext, args: PostSlackMessageArgs) -> dict[str
     thread of its parent."""
     actor = _actor(ctx)
     name = "#" + args.channel.strip().lstrip("#")
-    found = fetch_rows(ctx, SlackChannel, "WHERE name = ?", (name,))
+    found = fetch_rows(ctx, SlackChannel, "WHERE name = ? COLLATE NOCASE", (name,))  # as search_slack_messages
     if not found:
         names = [c["name"] for c in fetch_rows(ctx, SlackChannel, "ORDER BY name")]
         raise ToolError("not_found", f"no channel {name}; channels: {', '.join(names)}", "channel")
     channel = found[0]
+    name = channel["name"]
     if actor["id"] not in channel["members"]:
         raise ToolError("insufficient_permission", f"you ({actor['id']}) are not a member of {name} and "
                         "cannot post there", "channel")
