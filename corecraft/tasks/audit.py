@@ -15,6 +15,10 @@ The policies:
   arguments (ids taken from the prompt and the results), then the reference reply.
 - ``hedge``: the reference's calls, then the reference reply followed by a contradictory variant
   (every number changed, yes/can/is turned into no/cannot/isn't).
+
+In a conversation task (one with a ``user`` block) the reference's calls are every turn's calls, its
+reply is the last turn's message, and each policy's reply is said to the task's scripted customer in
+one message before grading: the policy skips the conversation the task asks for.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from corecraft.episode import Episode
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Call, Task
 from corecraft.tools import Toolkit
+from corecraft.users import ScriptedUser
 
 if TYPE_CHECKING:
     from corecraft.domain import Domain
@@ -187,6 +192,8 @@ def attempt(compiled: CompiledTask, exploit: Exploit, domain: Domain) -> Attempt
     task = compiled.task
     with Episode(compiled, domain) as episode:
         reply = exploit.play(task, episode)
+        if task.user is not None:  # a conversation task: the reply is said to its scripted customer first
+            episode.say(reply, ScriptedUser(task.user))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # llm_judge criteria are ungraded here on purpose
             result = episode.finish(reply)
