@@ -220,3 +220,37 @@ def test_missing_key_is_a_user_error(tmp_path: Path, monkeypatch: pytest.MonkeyP
     env.reset(seed=0)
     *_, info = env.step("Hello?")
     assert KEY_ENV in info["user_error"] and not info["passed"]
+
+
+def test_eval_with_an_llm_customer_reports_pass_hat_k_over_its_seeds(
+        server: FakeJudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 0's customer asks for a credit, which the reference declines; seed 1's customer is satisfied after
+    the first answer, so the reference's refusal is never said and the episode fails: pass@1 0.5, pass^2 0."""
+    from typer.testing import CliRunner
+
+    from corecraft.cli.main import app
+
+    def respond(body: dict[str, Any]) -> Reply:
+        if body["seed"] == 1:
+            return Reply(f"Great, that's all I wanted. {STOP}")
+        if len(body["messages"]) == 3:
+            return Reply("Thanks. But can you do a bit extra? A $20 credit would be fair.")
+        return Reply(f"Okay, fair enough. {STOP}")
+
+    server.respond = respond
+    monkeypatch.setenv(KEY_ENV, "sk-user-123")
+    task = "conv_pushback_credit_ups_ground_keyboard"
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["eval", "--split", "train", "--tasks", task, "--agent", "reference", "--trials", "2",
+                                      "--user-model", "fake-customer", "--user-base-url", f"http://127.0.0.1:{server.port}/v1",
+                                      "--api-key-env", KEY_ENV, "--concurrency", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.stdout
+    summary = json.loads((out / "reference" / "summary.json").read_text())
+    assert summary["overall"]["pass@1"] == 0.5 and summary["overall"]["pass^2"] == 0.0
+    assert summary["user"] == {"simulator": "llm", "model": "fake-customer", "temperature": 0.7, "seed": "trial",
+                               "episodes": 2, "user_errors": 0}
+    records = [json.loads(line) for line in (out / "reference" / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["user"]["seed"], r["passed"], r["user_turns"]) for r in records) == [(0, True, 2), (1, False, 1)]
+    assert "conversation episode(s) with the customer model fake-customer" in result.stdout
+    report = (out / "report.html").read_text()
+    assert "A $20 credit would be fair." in report  # the customer's turns are in the trajectory viewer
