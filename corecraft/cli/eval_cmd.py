@@ -35,7 +35,7 @@ def eval_command(
     user_model: Annotated[str | None, typer.Option(help="Model that plays the customer in conversation tasks; "
                                                         "none: their scripted customer (no key needed).")] = None,
     user_base_url: Annotated[str | None, typer.Option(help="Customer model endpoint.")] = None,
-    user_api_key_env: Annotated[str | None, typer.Option(help="Key variable for the customer model; default: --api-key-env.")] = None,
+    user_api_key_env: Annotated[str | None, typer.Option(help="Customer model key variable; default: --api-key-env.")] = None,
     user_temperature: Annotated[float, typer.Option(min=0, max=2, help="Customer model temperature; each trial is "
                                                                        "another seed, so pass^k shows its noise.")] = 0.7,
     trials: Annotated[int, typer.Option(min=1, max=32, help="Trials per task (for pass^k).")] = 1,
