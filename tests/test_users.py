@@ -254,3 +254,23 @@ def test_eval_with_an_llm_customer_reports_pass_hat_k_over_its_seeds(
     assert "conversation episode(s) with the customer model fake-customer" in result.stdout
     report = (out / "report.html").read_text()
     assert "A $20 credit would be fair." in report  # the customer's turns are in the trajectory viewer
+
+
+def test_the_judge_reads_the_scope_it_is_given() -> None:
+    from corecraft.grading.judge import evidence_text
+    from corecraft.grading.transcript import Transcript
+    from corecraft.tasks.model import LlmJudge
+
+    transcript = Transcript(reply="Here is your tracking number.", dialogue=[
+        DialogueTurn("agent", "What email did you use?"), DialogueTurn("user", "priya@x.com"),
+        DialogueTurn("agent", "Here is your tracking number.")])
+
+    def judged(scope: str) -> str:
+        criterion = LlmJudge.model_validate({"id": "j", "kind": "llm_judge", "question": "q?", "pass_condition": "p",
+                                             "scope": scope})
+        return evidence_text(criterion, transcript)
+
+    assert judged("last_reply") == "FINAL REPLY TO THE REQUESTER:\nHere is your tracking number."
+    assert "[1] What email did you use?\n[2] Here is your tracking number." in judged("any_agent_message")
+    assert "AGENT: What email did you use?\nCUSTOMER: priya@x.com\nAGENT: Here is" in judged("dialogue")
+    assert "priya@x.com" not in judged("any_agent_message")
