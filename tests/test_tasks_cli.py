@@ -311,7 +311,7 @@ def test_stats_json(root: Path) -> None:
         "criteria_hard_expert": {"hard": {"mean": 5.0, "min": 5}, "expert": {"mean": 4.0, "min": 4}},
         "reference_calls_mean": 2.0,
         "llm_judge_weight_share": round(2 / 18, 4),
-        "tasks_with": {"llm_judge": 1, "arg_format": 4, "db_diff": 0, "minefields": 3, "include": 4},
+        "tasks_with": {"llm_judge": 1, "arg_format": 4, "db_diff": 0, "minefields": 3, "include": 4, "user": 0},
     }
 
 
