@@ -274,3 +274,23 @@ def test_the_judge_reads_the_scope_it_is_given() -> None:
     assert "[1] What email did you use?\n[2] Here is your tracking number." in judged("any_agent_message")
     assert "AGENT: What email did you use?\nCUSTOMER: priya@x.com\nAGENT: Here is" in judged("dialogue")
     assert "priya@x.com" not in judged("any_agent_message")
+
+
+def test_tasks_check_plays_the_reference_against_the_scripted_customer() -> None:
+    from corecraft.tasks.check import replay_problems
+
+    domain = default_domain()
+    data = _task(VERIFY).model_dump(exclude={"split"})
+
+    def problems(**changes: Any) -> list[str]:
+        task = type(_task(VERIFY)).model_validate({**data, **changes})
+        return [p.message for p in replay_problems(domain.compile(task), domain, {})]
+
+    assert problems() == []
+    turns = data["reference_solution"]["turns"]
+    never_ends = {"turns": [turns[0], {**turns[1], "say": "Anything else I can help with?"}]}
+    assert any("does not end the conversation" in p for p in problems(reference_solution=never_ends))
+    ends_early = {"turns": [{"say": f"Tracking {TRACKING}."}, turns[1]]}
+    assert any("ends the conversation before the reference is done" in p for p in problems(reference_solution=ends_early))
+    too_long = {**data["user"], "max_user_turns": 1}
+    assert any("more than max_user_turns 1" in p for p in problems(user=too_long))
