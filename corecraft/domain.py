@@ -28,6 +28,7 @@ from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.model import Task
 from corecraft.tasks.setup import apply_setup
 from corecraft.tools import Toolkit, corecraft_tools
+from corecraft.users import ScriptedUser
 from corecraft.world.seeds import Policy, Seeds
 from corecraft.world.store import DEFAULT_MAX_BYTES, Snapshot, TemplateStore
 
@@ -100,11 +101,17 @@ class Domain:
         return Episode(self.compile(task), self)
 
     def replay_reference(self, task: Task | CompiledTask, judge: Judge | None = None) -> GradeResult:
-        """Run the task's reference solution through the real tools and grade it."""
+        """Run the task's reference solution through the real tools and grade it; in a conversation task the
+        scripted customer answers each turn's message."""
         with self.episode(task) as episode:
-            for call in episode.task.task.reference_solution.calls:
-                episode.call(call.tool, call.args)
-            return episode.finish(episode.task.task.reference_solution.reply, judge=judge)
+            reference, profile = episode.task.task.reference_solution, episode.task.task.user
+            user = ScriptedUser(profile) if profile is not None else None
+            for turn in reference.steps():
+                for call in turn.calls:
+                    episode.call(call.tool, call.args)
+                if user is not None:
+                    episode.say(turn.say, user)
+            return episode.finish(reference.reply, judge=judge)
 
 
 @cache

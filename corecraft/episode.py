@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 from corecraft.grading.grader import grade
 from corecraft.grading.judge import Judge
 from corecraft.grading.result import GradeResult
-from corecraft.grading.transcript import CallRecord, Transcript
+from corecraft.grading.transcript import CallRecord, DialogueTurn, Transcript
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tools.registry import ToolError, parse_arguments
+from corecraft.users.base import UserReply, UserSimulator
 
 if TYPE_CHECKING:
     from corecraft.domain import Domain
@@ -57,13 +58,31 @@ class Episode:
         self.transcript.calls.append(CallRecord(name=str(name), args=args, result=result))
         return result
 
+    @property
+    def user_turns(self) -> int:
+        """How many times the simulated customer has answered (conversation tasks)."""
+        return sum(t.role == "user" for t in self.transcript.dialogue)
+
+    def say(self, text: str, user: UserSimulator) -> UserReply:
+        """Send the agent's message to the simulated customer; both sides go into the transcript's dialogue
+        (a failed simulator adds no customer turn)."""
+        self.transcript.dialogue.append(DialogueTurn("agent", text))
+        answer = user.reply(self.task.task.prompt.strip(), list(self.transcript.dialogue))
+        if answer.error is None:
+            self.transcript.dialogue.append(DialogueTurn("user", answer.text))
+        return answer
+
     def finish(self, reply: str, messages: list[dict[str, Any]] | None = None,
-               judge: Judge | None = None) -> GradeResult:
-        """Grade the episode with the agent's final reply."""
+               judge: Judge | None = None, user_error: str | None = None) -> GradeResult:
+        """Grade the episode with the agent's final reply. A ``user_error`` (the simulated customer failed)
+        is recorded and makes the episode fail with reward 0, whatever the rubric says."""
         self.transcript.reply = reply or ""
         if messages is not None:
             self.transcript.messages = messages
-        return grade(self.task, self.transcript, self.world, self.start, judge)
+        result = grade(self.task, self.transcript, self.world, self.start, judge)
+        if user_error is not None:
+            result = result.model_copy(update={"reward": 0.0, "passed": False, "user_error": user_error})
+        return result
 
     def close(self) -> None:
         self.world.close()

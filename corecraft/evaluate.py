@@ -2,7 +2,9 @@
 
 Metrics: pass@1 (mean success probability per task, averaged), pass^k for 2 <= k <= the number
 of trials (tau-bench's unbiased estimator: the chance that k trials drawn from n all pass; pass^1
-would equal pass@1), mean reward, each overall and by category and difficulty. Writes
+would equal pass@1), mean reward, each overall and by category and difficulty. Trial ``t`` resets
+the env with seed ``t``, which also seeds an LLM customer (``user``) in conversation tasks, so
+pass^k over trials measures how robust the agent is to the customer's noise, as tau2 reports it. Writes
 ``results.jsonl`` (one line per episode: task, trial, reward, passed, criteria, transcript) and
 ``summary.json``, which also records what the run was: task set, agent, model and judge.
 """
@@ -22,6 +24,7 @@ from corecraft.env.core import CoreCraftEnv
 from corecraft.grading.judge import JudgeConfig
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Task
+from corecraft.users import UserConfig
 
 
 class Agent(Protocol):
@@ -36,20 +39,24 @@ AgentFactory = Callable[[Task, int], Agent]
 
 
 def run_episode(compiled: CompiledTask, agent: Agent, judge: JudgeConfig | None, max_steps: int,
-                trial: int) -> dict[str, Any]:
-    """One episode of ``agent`` on exactly ``compiled`` (never re-read from disk); the results.jsonl record."""
+                trial: int, user: UserConfig | None = None) -> dict[str, Any]:
+    """One episode of ``agent`` on exactly ``compiled`` (never re-read from disk); the results.jsonl record.
+    Conversation tasks add the customer simulator (``user``), its turns and any ``user_error``."""
     task = compiled.task
-    env = CoreCraftEnv(task=task, max_steps=max_steps, judge=judge, split=task.split or "train")
+    env = CoreCraftEnv(task=task, max_steps=max_steps, judge=judge, split=task.split or "train", user=user)
     try:
         _, info = env.reset(seed=trial)
-        tools = info["tools"]
+        tools, simulator = info["tools"], info.get("user")
         done = False
         while not done:
             _, reward, terminated, truncated, info = env.step(agent.act(list(env.messages), tools))
             done = terminated or truncated
-        return {"task_id": task.id, "category": task.category, "difficulty": task.difficulty, "trial": trial,
-                "reward": reward, "passed": info["passed"], "truncated": truncated, "steps": info["steps"],
-                "criteria": info["criteria"], "minefields": info["minefields"], "transcript": env.messages}
+        record = {"task_id": task.id, "category": task.category, "difficulty": task.difficulty, "trial": trial,
+                  "reward": reward, "passed": info["passed"], "truncated": truncated, "steps": info["steps"],
+                  "criteria": info["criteria"], "minefields": info["minefields"], "transcript": env.messages}
+        if simulator is not None:
+            record.update(user=simulator, user_turns=info["user_turns"], user_error=info["user_error"])
+        return record
     finally:
         env.close()
 
@@ -87,26 +94,34 @@ def summarise(records: Iterable[dict[str, Any]], trials: int) -> dict[str, Any]:
 
 
 def run_metadata(records: list[dict[str, Any]], trials: int, judge: JudgeConfig | None,
-                 agent_name: str | None, agent_model: str | None) -> dict[str, Any]:
+                 agent_name: str | None, agent_model: str | None, user: UserConfig | None = None) -> dict[str, Any]:
     """Who was measured and how: agent and model names, trials, the judge model (``None``: no judge)
-    and how many criteria went ungraded or hit a judge error across all episodes."""
+    and how many criteria went ungraded or hit a judge error across all episodes; the customer of
+    conversation tasks (scripted, or the LLM's model and temperature; its seed is the trial), how many
+    conversation episodes ran and how many hit a user error."""
     statuses = [c["status"] for r in records for c in r["criteria"]]
+    talks = [r for r in records if "user" in r]
     return {"agent": {"name": agent_name, "model": agent_model}, "trials": trials,
             "judge": {"model": judge.model if judge else None, "ungraded": statuses.count("ungraded"),
-                      "judge_errors": statuses.count("judge_error")}}
+                      "judge_errors": statuses.count("judge_error")},
+            "user": {"simulator": "llm" if user else "scripted", "model": user.model if user else None,
+                     "temperature": user.temperature if user else None,
+                     "seed": (user.seed if user.seed is not None else "trial") if user else None,
+                     "episodes": len(talks), "user_errors": sum(r["user_error"] is not None for r in talks)}}
 
 
 def evaluate(tasks: Sequence[CompiledTask], make_agent: AgentFactory, trials: int = 1, concurrency: int = 1,
              judge: JudgeConfig | None = None, max_steps: int = 50, out: Path | None = None,
              progress: Callable[[], None] | None = None, agent_name: str | None = None,
-             agent_model: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+             agent_model: str | None = None, user: UserConfig | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run every (task, trial) episode, optionally in parallel threads; write results if ``out``.
-    ``agent_name`` and ``agent_model`` are recorded in the summary as given."""
+    ``agent_name`` and ``agent_model`` are recorded in the summary as given; ``user`` plays the customer
+    of conversation tasks (default: their scripted customer)."""
     jobs = [(task, trial) for task in tasks for trial in range(trials)]
 
     def one(job: tuple[CompiledTask, int]) -> dict[str, Any]:
         task, trial = job
-        record = run_episode(task, make_agent(task.task, trial), judge, max_steps, trial)
+        record = run_episode(task, make_agent(task.task, trial), judge, max_steps, trial, user)
         if progress:
             progress()
         return record
@@ -115,7 +130,7 @@ def evaluate(tasks: Sequence[CompiledTask], make_agent: AgentFactory, trials: in
         records = list(pool.map(one, jobs))
     summary = summarise(records, trials)
     summary["task_set"] = default_domain().tasks.digest(tasks)
-    summary.update(run_metadata(records, trials, judge, agent_name, agent_model))
+    summary.update(run_metadata(records, trials, judge, agent_name, agent_model, user))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         with (out / "results.jsonl").open("w", encoding="utf-8") as handle:

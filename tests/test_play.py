@@ -62,3 +62,11 @@ def test_test_tasks_need_the_test_split(tmp_path: Path) -> None:
     assert code == 2 and "held-out test split" in out
     code, out = play("start", test_id, "--session", str(tmp_path / "s.pkl"), "--split", "test")
     assert code == 0
+
+
+def test_a_conversation_task_is_played_turn_by_turn(tmp_path: Path) -> None:
+    task = next(t for t in corecraft.tasks("train") if t.user is not None)
+    session = str(tmp_path / "s.pkl")
+    assert play("start", task.id, "--session", session)[0] == 0
+    code, out = play("reply", "--session", session, "Hello, how can I help you today?")
+    assert code == 0 and '"role": "user"' in out and "episode over" not in out

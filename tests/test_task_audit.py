@@ -7,13 +7,24 @@ import json
 
 import pytest
 import yaml
+from rich.console import Console
 from typer.testing import CliRunner
 
 from corecraft.cli import tasks_cmd
 from corecraft.cli.main import app
 from corecraft.domain import default_domain
 from corecraft.paths import content
-from corecraft.tasks.audit import EXPLOITS, EXPLOITS_BY_NAME, audit, contradiction, fire_writes, hedge, list_values, paste_reads
+from corecraft.tasks.audit import (
+    EXPLOITS,
+    EXPLOITS_BY_NAME,
+    audit,
+    contradiction,
+    fire_writes,
+    hedge,
+    list_values,
+    paste_reads,
+    tables,
+)
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Task
 
@@ -43,10 +54,12 @@ def played(task: CompiledTask, policy: object) -> tuple[str, list[str]]:
 def test_the_audit_runs_every_exploit_on_a_couple_of_tasks() -> None:
     tasks = [find_task(t) for t in TASKS]
     report = audit(tasks, DOMAIN)
-    assert [(a.task_id, a.exploit) for a in report.attempts] == [(t, e.name) for t in TASKS for e in EXPLOITS]
+    assert [(a.task_id, a.exploit) for a in report.attempts] == [(t, e.name) for t in TASKS for e in EXPLOITS
+                                                                 if not e.conversations_only]
     assert all(0.0 <= a.reward <= 1.0 for a in report.attempts)
     summary = report.summary()
-    assert list(summary) == [e.name for e in EXPLOITS] and all(row["tasks"] == len(TASKS) for row in summary.values())
+    assert list(summary) == [e.name for e in EXPLOITS]
+    assert all(row["tasks"] == (0 if EXPLOITS_BY_NAME[name].conversations_only else len(TASKS)) for name, row in summary.items())
     assert summary["no_op"]["tasks_passed"] == 0
     replayed = [a for a in report.attempts if a.exploit == "paste_all"]
     assert any(a.reward > 0.5 for a in replayed)  # replaying the reference's writes earns real credit
@@ -117,3 +130,20 @@ def test_audit_command_prints_tables_and_json() -> None:
 def test_audit_command_refuses_unknown_names(args: list[str], message: str) -> None:
     result = runner.invoke(app, ["tasks", "audit", *args])
     assert result.exit_code != 0 and message in result.stderr
+
+
+def test_conversation_tasks_resist_every_exploit_said_to_their_scripted_customer() -> None:
+    """Each exploit's reply goes to the scripted customer in one message; skip_dialogue (every reference call,
+    then only the last message) is tried on conversation tasks alone."""
+    talks = ["conv_verify_tracking_daniel_email_mismatch", "conv_clarify_cancel_grace_keyboard", "conv_angry_dead_cpu_express"]
+    report = audit([find_task(t) for t in talks], DOMAIN)
+    assert [a.task_id for a in report.attempts if a.passed] == []
+    assert report.summary()["skip_dialogue"]["tasks"] == len(talks)
+    chosen = [EXPLOITS_BY_NAME["no_op"], EXPLOITS_BY_NAME["skip_dialogue"]]
+    mixed = audit([find_task(TASKS[0]), find_task(talks[0])], DOMAIN, chosen)
+    assert [(a.task_id, a.exploit) for a in mixed.attempts] == [
+        (TASKS[0], "no_op"), (talks[0], "no_op"), (talks[0], "skip_dialogue")]
+    console = Console(record=True, width=200)
+    console.print(tables(mixed)[0])
+    row = next(line for line in console.export_text().splitlines() if TASKS[0][:20] in line)
+    assert row.rstrip(" │").endswith("—")  # not tried on a single-turn task

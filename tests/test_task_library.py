@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from corecraft.agents.baselines import ReferenceAgent
 from corecraft.domain import default_domain
+from corecraft.env.core import CoreCraftEnv
 from corecraft.tasks.check import check_task
 from corecraft.tasks.loader import CANARY
 
@@ -55,6 +57,21 @@ def test_every_minefield_trips_on_its_trigger(path: Path) -> None:
         tripped = {m.id for m in result.minefields if m.tripped}
         assert mine.id in tripped, f"minefield {mine.id} did not trip"
         assert result.reward == 0.0 and not result.passed
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if LIBRARY.load(p).task.user is not None],
+                         ids=[i for p, i in zip(FILES, IDS, strict=True) if LIBRARY.load(p).task.user is not None])
+def test_conversation_reference_passes_through_the_env_and_the_customer_ends_it(path: Path) -> None:
+    compiled = LIBRARY.load(path)
+    env = CoreCraftEnv(task=compiled.task, split=compiled.split or "train")
+    env.reset(seed=0)
+    agent = ReferenceAgent(compiled.task)
+    done, info = False, {}
+    while not done:
+        _, reward, terminated, truncated, info = env.step(agent.act(env.messages, []))
+        done = terminated or truncated
+    assert terminated and info["ended_by_user"] and info["passed"] and reward == 1.0
+    assert info["user_turns"] == len(compiled.task.reference_solution.turns or [None])
 
 
 def test_test_split_carries_the_canary_and_is_not_loaded_by_default() -> None:

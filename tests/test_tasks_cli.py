@@ -313,7 +313,7 @@ def test_stats_json(root: Path) -> None:
         "criteria_hard_expert": {"hard": {"mean": 6.0, "min": 6}, "expert": {"mean": 5.0, "min": 5}},
         "reference_calls_mean": 2.0,
         "llm_judge_weight_share": round(2 / 22, 4),
-        "tasks_with": {"llm_judge": 1, "arg_format": 4, "db_diff": 0, "minefields": 3, "include": 4},
+        "tasks_with": {"llm_judge": 1, "arg_format": 4, "db_diff": 0, "minefields": 3, "include": 4, "user": 0},
     }
 
 

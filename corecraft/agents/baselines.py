@@ -13,7 +13,8 @@ _ID = re.compile(r"\b(?:ord|cust|tick)-[0-9a-z-]+\b")
 
 
 class ReferenceAgent:
-    """Replays the task's reference solution, one call per step, then its reply."""
+    """Replays the task's reference solution, one call per step, then its reply (in a conversation task,
+    each turn's calls and message in order; the scripted customer answers in between)."""
 
     name = "reference"
 

@@ -1,5 +1,6 @@
 """``corecraft bench env``: reset and step medians through ``gymnasium.make`` (wrappers included),
-and full-episode throughput replaying reference solutions. Targets: reset <= 1 ms, step <= 0.5 ms.
+and full-episode throughput replaying reference solutions. Targets: reset <= 1 ms, step <= 0.5 ms, and a
+message to the scripted customer of a conversation task within 2x a tool step.
 """
 
 from __future__ import annotations
@@ -20,6 +21,21 @@ def _actions(task: Task) -> list[Any]:
     return task.reference_solution.actions()
 
 
+def _customer_steps(tasks: list[Task], split: str, repeat: int) -> list[float]:
+    """Step times of a message to the scripted customer of the split's first conversation task (up to three
+    messages per episode, none of which ends it), or none when the split has no conversation task."""
+    task = next((t for t in tasks if t.user is not None), None)
+    if task is None or task.user is None:
+        return []
+    env = gymnasium.make("CoreCraft-v0", task_id=task.id, split=split)
+    message = "Thanks for getting in touch. Let me look into this for you."
+    out: list[float] = []
+    for _ in range(repeat // 3):
+        env.reset(seed=0)
+        out += samples(lambda: env.step(message), min(3, task.user.max_user_turns - 1), warmup=0)
+    return out
+
+
 def run(split: str = "train", repeat: int = 300) -> list[tuple[str, str, str, str]]:
     tasks = [t.task for t in default_domain().tasks.split(split)]
     task = max(tasks, key=lambda t: len(t.reference_solution.calls))
@@ -31,6 +47,7 @@ def run(split: str = "train", repeat: int = 300) -> list[tuple[str, str, str, st
     for _ in range(repeat // 10):
         env.reset(seed=0)
         steps += samples(lambda: env.step(read_call), 10, warmup=0)
+    talks = _customer_steps(tasks, split, repeat)
     envs = {t.id: gymnasium.make("CoreCraft-v0", task_id=t.id, split=split) for t in tasks}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -49,6 +66,8 @@ def run(split: str = "train", repeat: int = 300) -> list[tuple[str, str, str, st
         ("reset (gymnasium.make env)", ms(median(resets)), "target 1 ms", f"{median(resets) / 1e-3:.2f}x target"),
         ("step, one read tool call", ms(median(steps)), "target 0.5 ms", f"{median(steps) / 5e-4:.2f}x target"),
         ("step p99", ms(p99(steps)), "", ""),
+        *([("step, one message to the scripted customer", ms(median(talks)), "target 2x a tool step",
+            f"{median(talks) / median(steps):.2f}x the tool step")] if talks else []),
         (f"full episodes, reference replay ({len(tasks)} {split} tasks)", f"{episodes / elapsed:.1f} episodes/s",
          "", f"{elapsed / episodes * 1e3:.1f} ms/episode incl. grading"),
     ]

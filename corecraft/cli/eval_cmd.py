@@ -18,6 +18,7 @@ from corecraft.domain import default_domain
 from corecraft.evaluate import AgentFactory, evaluate
 from corecraft.grading.judge import JudgeConfig
 from corecraft.report import write_report
+from corecraft.users import UserConfig
 
 console = Console()
 
@@ -31,6 +32,12 @@ def eval_command(
     judge_model: Annotated[str | None, typer.Option(help="Judge model; none: judge criteria ungraded.")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="Judge endpoint.")] = None,
     judge_api_key_env: Annotated[str | None, typer.Option(help="Key variable for the judge; default: --api-key-env.")] = None,
+    user_model: Annotated[str | None, typer.Option(help="Model that plays the customer in conversation tasks; "
+                                                        "none: their scripted customer (no key needed).")] = None,
+    user_base_url: Annotated[str | None, typer.Option(help="Customer model endpoint.")] = None,
+    user_api_key_env: Annotated[str | None, typer.Option(help="Customer model key variable; default: --api-key-env.")] = None,
+    user_temperature: Annotated[float, typer.Option(min=0, max=2, help="Customer model temperature; each trial is "
+                                                                       "another seed, so pass^k shows its noise.")] = 0.7,
     trials: Annotated[int, typer.Option(min=1, max=32, help="Trials per task (for pass^k).")] = 1,
     tasks: Annotated[list[str] | None, typer.Option(help="Only these task ids.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
@@ -48,6 +55,8 @@ def eval_command(
                         api_key_env=judge_api_key_env or api_key_env) if judge_model else None
     if judge is None:
         console.print("[yellow]no judge configured: llm_judge criteria are ungraded and left out of rewards[/yellow]")
+    user = UserConfig(model=user_model, base_url=user_base_url, api_key_env=user_api_key_env or api_key_env,
+                      temperature=user_temperature) if user_model else None
     factories: dict[str, AgentFactory] = {"reference": ReferenceAgent, "random": RandomAgent}
     if model:
         factories["openai"] = partial(OpenAIAgent, model=model, base_url=base_url, api_key_env=api_key_env)
@@ -66,7 +75,7 @@ def eval_command(
             _, summary = evaluate(pool, factory, trials=trials, concurrency=concurrency, judge=judge,
                                   max_steps=max_steps, out=out / name if out else None,
                                   progress=partial(progress.advance, bar),
-                                  agent_name=name, agent_model=model if name == "openai" else None)
+                                  agent_name=name, agent_model=model if name == "openai" else None, user=user)
         summaries[name] = summary
         if out is not None:
             console.print(f"{name}: results in {out / name}")
@@ -93,3 +102,10 @@ def _print(summaries: dict[str, dict[str, Any]], split: str, trials: int) -> Non
             table.add_row(name, group, str(block["tasks"]), *[f"{block.get(m, 0):.3f}" for m in metrics])
         table.add_section()
     console.print(table)
+    for name, summary in summaries.items():
+        user = summary["user"]
+        if user["episodes"]:
+            who = "scripted customer" if user["model"] is None else \
+                f"customer model {user['model']} (temperature {user['temperature']:g}, seed = trial)"
+            errors = f", [red]{user['user_errors']} user error(s)[/red]" if user["user_errors"] else ""
+            console.print(f"{name}: {user['episodes']} conversation episode(s) with the {who}{errors}")

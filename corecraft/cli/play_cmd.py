@@ -75,15 +75,17 @@ def call(session: SessionOpt, tool: Annotated[str, typer.Argument(help="Tool nam
 
 
 @app.command()
-def reply(session: SessionOpt, text: Annotated[str, typer.Argument(help="The final reply to the requester.")]) -> None:
-    """Send the final reply: the episode ends and its grade is written aside (not shown)."""
+def reply(session: SessionOpt, text: Annotated[str, typer.Argument(help="The message to the requester.")]) -> None:
+    """Send a message without tool calls: the final reply, or, in a conversation task, the next turn (the
+    customer's answer is printed). When the episode ends its grade is written aside (not shown)."""
     played = _load(session)
     try:
-        played.act(text)
+        _print(played.act(text))
     except PlayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(f"[episode over; grade written to {played.grade_path}]")
+    if played.over:
+        typer.echo(f"[episode over; grade written to {played.grade_path}]")
 
 
 @app.command()

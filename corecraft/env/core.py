@@ -19,6 +19,7 @@ from corecraft.prompting import opening_messages
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.model import Task
+from corecraft.users import UserConfig, UserSimulator, make_user
 
 
 class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
@@ -34,12 +35,14 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     :class:`~corecraft.env.spaces.AgentAction`: an OpenAI assistant message (dict or client object)
     with zero or more tool calls (parallel calls run in order); a single tool call in Chat
     Completions or Responses shape, or a list of them; a JSON string of any of these; or plain text.
-    Text, or an assistant message without tool calls, is the final reply.
+    Text, or an assistant message without tool calls, is the final reply, or in a conversation task
+    (one with a ``user`` block) a message to the customer.
 
     ## Observation Space
     :class:`~corecraft.env.spaces.ChatMessages`: a list of chat messages. ``step`` returns the
     messages the env adds: one ``tool`` message per tool call (``tool_call_id`` matching), or a
-    ``user`` message explaining an unreadable action. The whole conversation is ``env.unwrapped.messages``.
+    ``user`` message explaining an unreadable action. In a conversation task, a message to the customer
+    returns the customer's answer as one ``user`` message. The whole conversation is ``env.unwrapped.messages``.
 
     ## Starting State
     ``reset`` picks a task (``options={"task_id": ...}``, else the constructor's ``task``/``task_id``,
@@ -52,8 +55,20 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     0 on every step but the last, which carries the rubric reward in [0, 1]: the weighted fraction of
     graded criteria met, 0 if a minefield tripped.
 
+    ## Conversation tasks
+    A task with a ``user`` block has a simulated customer: its opening message is the task's prompt, and
+    each assistant message without tool calls goes to the customer, whose answer comes back as a ``user``
+    observation. The customer is the task's deterministic scripted user (no model, no key), or with the
+    ``user`` argument an LLM playing the same profile. It sees only the request and what the agent said
+    to it, never the rubric, the reference or tool output. Grading sees the whole conversation: reply
+    criteria read the last message, any agent message or the whole dialogue (their ``scope``).
+
     ## Episode End
-    A final reply ends the episode (``terminated``). A string action is always the final reply,
+    A final reply ends the episode (``terminated``). In a conversation task the customer ends it: it
+    emits its stop marker (``terminated``), or the episode is ``truncated`` once it has answered
+    ``max_user_turns`` times or at ``max_steps``; both are graded with the agent's last message to the
+    customer as the reply. A failing LLM user ends the episode (``truncated``) with ``user_error`` set,
+    reward 0 and ``passed`` false, never as a success. A string action is always the final reply,
     even when it looks like JSON; tool calls are sent as dicts or message objects. After
     ``max_steps`` steps without a reply the episode is ``truncated`` and graded with an empty
     reply. Both are graded inside the env, so no ``TimeLimit`` is needed; when ``gymnasium.make(...,
@@ -64,7 +79,9 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     ## Information
     ``reset``: ``task_id``, ``split``, ``category``, ``difficulty`` and ``tools`` (OpenAI function
     schemas). The last ``step``: ``passed``, ``reward``, ``criteria`` (id, kind, weight, status,
-    reason), ``minefields``, ``ungraded``, ``judge_errors`` and ``steps``. ``info`` holds only
+    reason), ``minefields``, ``ungraded``, ``judge_errors`` and ``steps``. Conversation tasks add ``user``
+    to the ``reset`` info (the simulator: ``scripted``, or the model with its temperature and seed) and
+    ``user_turns``, ``ended_by_user`` and ``user_error`` to the last step's. ``info`` holds only
     deterministic values (no timings, no random ids).
 
     ## Arguments
@@ -73,6 +90,8 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
       tasks that exist only in memory (plain data, so the env stays copyable).
     - ``world``: run the task in another world recipe. ``max_steps``: step budget (default 50).
     - ``judge``: a :class:`JudgeConfig` or its dict; with none, ``llm_judge`` criteria are ``ungraded``.
+    - ``user``: a :class:`~corecraft.users.UserConfig` or its dict: an LLM plays the customer of
+      conversation tasks (seeded with its ``seed``, else the reset seed); with none, the scripted user.
     - ``render_mode``: ``"ansi"`` prints the transcript. ``tasks_root``: another task folder.
 
     ## Forking
@@ -92,7 +111,8 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     def __init__(self, split: str = "train", task_id: str | None = None, world: str | None = None,
                  max_steps: int = 50, judge: JudgeConfig | dict[str, Any] | None = None,
                  render_mode: str | None = None, tasks_root: str | None = None,
-                 task: Task | dict[str, Any] | None = None) -> None:
+                 task: Task | dict[str, Any] | None = None,
+                 user: UserConfig | dict[str, Any] | None = None) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', not {render_mode!r}")
         if max_steps < 1:
@@ -103,6 +123,8 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         self.task = Task.model_validate(task) if isinstance(task, dict) else task
         config = JudgeConfig.model_validate(judge) if isinstance(judge, dict) else judge
         self.judge = Judge(config) if config is not None else None
+        self.user_config = UserConfig.model_validate(user) if isinstance(user, dict) else user
+        self.user: UserSimulator | None = None
         self._tasks: list[CompiledTask] | None = None
         self._found: dict[str, CompiledTask] = {}
         self.observation_space = ChatMessages()
@@ -162,8 +184,13 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         self.episode = Episode(compiled, self.domain)
         self.messages = opening_messages(self.episode)
         self.steps, self.done, self.last_result = 0, False, None
-        info = {"task_id": task.id, "split": task.split, "category": task.category, "difficulty": task.difficulty,
-                "tools": self.episode.toolkit.schemas(self.episode.tool_names)}
+        info: dict[str, Any] = {"task_id": task.id, "split": task.split, "category": task.category,
+                                "difficulty": task.difficulty, "tools": self.episode.toolkit.schemas(self.episode.tool_names)}
+        self.user = None
+        if task.user is not None:
+            user_seed = seed if seed is not None else int(self.np_random.integers(2**31))
+            self.user = make_user(task.user, self.user_config, user_seed)
+            info["user"] = self.user.describe()
         return [dict(m) for m in self.messages], info
 
     def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
@@ -178,7 +205,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
             return self._after(added, final=None)
         self.messages.append(turn.message())
         if not turn.calls:
-            return self._after([], final=turn.text)
+            return self._after([], final=turn.text) if self.user is None else self._talk(turn.text, self.user)
         added = []
         for call in turn.calls:
             result = self.episode.call(call.name, call.arguments)
@@ -213,11 +240,30 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         truncated = not terminated and self.steps >= self.max_steps
         if not (terminated or truncated):
             return added, 0.0, False, False, {}
-        reward, info = self.grade(final or "")
+        reward, info = self.grade(final)
         return added, reward, terminated, truncated, info
 
-    def grade(self, reply: str = "") -> tuple[float, dict[str, Any]]:
-        """End the episode now and grade it with ``reply`` (empty: cut off without a reply).
+    def _talk(self, text: str, user: UserSimulator) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        """A message to the customer of a conversation task; its answer is the observation."""
+        assert self.episode is not None and self.episode.task.task.user is not None
+        answer = self.episode.say(text, user)
+        if answer.error is not None:
+            reward, info = self.grade(text, user_error=answer.error)
+            return [], reward, False, True, info
+        added = [{"role": "user", "content": answer.text}]
+        self.messages += added
+        if answer.stop:
+            reward, info = self.grade(text, ended_by_user=True)
+            return added, reward, True, False, info
+        if self.episode.user_turns >= self.episode.task.task.user.max_user_turns or self.steps >= self.max_steps:
+            reward, info = self.grade(text)
+            return added, reward, False, True, info
+        return added, 0.0, False, False, {}
+
+    def grade(self, reply: str | None = None, *, user_error: str | None = None,
+              ended_by_user: bool = False) -> tuple[float, dict[str, Any]]:
+        """End the episode now and grade it with ``reply`` (None: cut off, so the agent's last message to the
+        customer in a conversation task, else no reply).
 
         ``step`` calls this when the episode ends; a wrapper that cuts an episode short from outside
         (Gymnasium's ``TimeLimit``) calls it too, so every ended episode is graded.
@@ -225,11 +271,15 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         if self.episode is None or self.done:
             raise RuntimeError("no episode in progress to grade")
         self.done = True
-        result = self.episode.finish(reply, messages=self.messages, judge=self.judge)
+        said = self.episode.transcript.agent_messages if self.user is not None else []
+        final = reply if reply is not None else (said[-1] if said else "")
+        result = self.episode.finish(final, messages=self.messages, judge=self.judge, user_error=user_error)
         self.last_result = result.model_dump()
         info = {"task_id": result.task_id, "passed": result.passed, "reward": result.reward,
                 "criteria": self.last_result["criteria"], "minefields": self.last_result["minefields"],
                 "ungraded": result.ungraded, "judge_errors": result.judge_errors, "steps": self.steps}
+        if self.user is not None:
+            info.update(user_turns=self.episode.user_turns, ended_by_user=ended_by_user, user_error=user_error)
         return float(result.reward), info
 
     def render(self) -> str | None:
@@ -266,5 +316,5 @@ class GradeCutOffEpisodes(gym.Wrapper[list[dict[str, Any]], Any, list[dict[str, 
         obs, reward, terminated, truncated, info = self.env.step(action)
         inner = self.env.unwrapped
         if truncated and not terminated and isinstance(inner, CoreCraftEnv) and not inner.done:
-            reward, info = inner.grade("")
+            reward, info = inner.grade()
         return obs, float(reward), terminated, truncated, info

@@ -166,7 +166,25 @@ def world_value(ref: WorldValue, ev: Evidence) -> Any:
 
 
 def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
-    reply = _normalise(ev.transcript.reply, c.case_sensitive)
+    """The reply checks on the message(s) ``c.scope`` names: the final reply, some one agent message, or
+    everything the agent said joined in order."""
+    if c.scope == "last_reply":
+        return _reply_holds(c, ev, ev.transcript.reply, ev.reading)
+    said = ev.transcript.agent_messages
+    if c.scope == "dialogue":
+        joined = "\n\n".join(said)
+        met, why = _reply_holds(c, ev, joined, Reading(joined))
+        return met, f"over the whole dialogue: {why}"
+    why = "no agent message"
+    for i, text in enumerate(said, 1):
+        met, why = _reply_holds(c, ev, text, Reading(text))
+        if met:
+            return True, f"agent message {i} of {len(said)}: {why}"
+    return False, f"no agent message qualifies (last: {why})"
+
+
+def _reply_holds(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcome:
+    reply = _normalise(text, c.case_sensitive)
     if not reply:
         return False, "no final reply"
     for needle in c.contains:
@@ -177,7 +195,7 @@ def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
     for needle in c.not_contains:
         if asserts(reply, _normalise(needle, c.case_sensitive)):
             return False, f"reply contains forbidden {needle!r}"
-    if c.regex and not re.search(c.regex, ev.transcript.reply, 0 if c.case_sensitive else re.IGNORECASE):
+    if c.regex and not re.search(c.regex, text, 0 if c.case_sensitive else re.IGNORECASE):
         return False, f"reply does not match /{c.regex}/"
     if c.number is not None and not any(abs(n - c.number.value) <= c.number.tol + 1e-9 for n in numbers_in(reply)):
         return False, f"reply has no number within {c.number.tol} of {c.number.value}"
@@ -187,14 +205,13 @@ def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
             return False, f"no {c.world_value.table} row matches, so nothing to look for in the reply"
         if _normalise(str(value), c.case_sensitive) not in reply:
             return False, f"reply does not mention {value}"
-    return _meaning(c, ev)
+    return _meaning(c, ev, text, reading)
 
 
-def _meaning(c: FinalReply, ev: Evidence) -> Outcome:
+def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcome:
     """The checks that read meaning rather than one spelling (:mod:`corecraft.grading.reply`)."""
-    text = ev.transcript.reply
     if c.dates or c.not_dates:
-        seen = ev.reading.dates(ev.world.now.date())
+        seen = reading.dates(ev.world.now.date())
         for day in c.dates:
             if day not in seen:
                 return False, f"reply never gives the date {day.isoformat()}"
@@ -202,7 +219,7 @@ def _meaning(c: FinalReply, ev: Evidence) -> Outcome:
             if day in seen:
                 return False, f"reply gives the forbidden date {day.isoformat()}"
     for amount in c.money:
-        if not ev.reading.mentions_money(amount):
+        if not reading.mentions_money(amount):
             return False, f"reply never states the amount {amount:,.2f}"
     for name in c.names:
         if not mentions_name(name, text):
@@ -211,12 +228,12 @@ def _meaning(c: FinalReply, ev: Evidence) -> Outcome:
         if mentions_name(name, text):
             return False, f"reply names {name!r}"
     for want in c.labelled:
-        tied = ev.reading.tied_numbers(want.labels, want.unit, want.window)
+        tied = reading.tied_numbers(want.labels, want.unit, want.window)
         if not any(n is not None and abs(n - want.value) <= want.tol + 1e-9 for n in tied):
             stated = ", ".join(f"{n:g}" for n in tied if n is not None) or "none"
             return False, f"reply does not tie {want.value:g} to {want.labels[0]!r} (numbers tied to it: {stated})"
     for want in c.if_labelled:
-        for n in ev.reading.tied_numbers(want.labels, want.unit, want.window):
+        for n in reading.tied_numbers(want.labels, want.unit, want.window):
             if n is not None and abs(n - want.value) > want.tol + 1e-9:
                 return False, f"reply states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
     if c.no_tool_payload:

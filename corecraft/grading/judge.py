@@ -72,15 +72,26 @@ def prompt_version(template: str) -> str:
     return hashlib.sha256(template.encode()).hexdigest()[:12]
 
 
+def reply_text(criterion: LlmJudge, transcript: Transcript) -> str:
+    """The agent's side that the judge reads, as ``criterion.scope`` names it."""
+    if criterion.scope == "any_agent_message":
+        said = "\n".join(f"[{i}] {text}" for i, text in enumerate(transcript.agent_messages, 1)) or "(none)"
+        return f"MESSAGES THE AGENT SENT THE REQUESTER (answer 'yes' if any one of them qualifies):\n{said}"
+    if criterion.scope == "dialogue" and transcript.dialogue:
+        lines = "\n".join(f"{'AGENT' if t.role == 'agent' else 'CUSTOMER'}: {t.text}" for t in transcript.dialogue)
+        return f"THE CONVERSATION AFTER THE CUSTOMER'S REQUEST, IN ORDER:\n{lines}"
+    return f"FINAL REPLY TO THE REQUESTER:\n{transcript.reply or '(no reply)'}"
+
+
 def evidence_text(criterion: LlmJudge, transcript: Transcript) -> str:
     """The part of the transcript the judge sees. Never the reference solution."""
     calls = "\n".join(f"- {c.name}({json.dumps(c.args, sort_keys=True)}) -> "
                       f"{'ERROR ' + json.dumps(c.result['error']) if not c.ok else 'ok'}" for c in transcript.calls)
     if criterion.evidence == "final_reply":
-        return f"FINAL REPLY TO THE REQUESTER:\n{transcript.reply or '(no reply)'}"
+        return reply_text(criterion, transcript)
     if criterion.evidence == "tool_calls":
         return f"TOOL CALLS MADE, IN ORDER:\n{calls or '(none)'}"
-    return f"TOOL CALLS MADE, IN ORDER:\n{calls or '(none)'}\n\nFINAL REPLY TO THE REQUESTER:\n{transcript.reply or '(no reply)'}"
+    return f"TOOL CALLS MADE, IN ORDER:\n{calls or '(none)'}\n\n{reply_text(criterion, transcript)}"
 
 
 def render_prompt(template: str, criterion: LlmJudge, evidence: str) -> str:

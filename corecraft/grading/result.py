@@ -39,3 +39,4 @@ class GradeResult(BaseModel):
     minefields: list[MinefieldResult]
     ungraded: int
     judge_errors: int
+    user_error: str | None = None

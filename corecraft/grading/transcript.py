@@ -1,9 +1,10 @@
-"""What an episode leaves for the grader: the tool calls made, the final reply, the messages."""
+"""What an episode leaves for the grader: the tool calls made, the final reply, the messages, and in
+conversation tasks the dialogue with the simulated customer."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -19,8 +20,23 @@ class CallRecord:
         return "error" not in self.result
 
 
+@dataclass(frozen=True)
+class DialogueTurn:
+    """One message of a conversation task after the opening request: the agent's or the customer's."""
+
+    role: Literal["agent", "user"]
+    text: str
+
+
 @dataclass
 class Transcript:
     calls: list[CallRecord] = field(default_factory=list)
     reply: str = ""
     messages: list[dict[str, Any]] = field(default_factory=list)
+    dialogue: list[DialogueTurn] = field(default_factory=list)
+
+    @property
+    def agent_messages(self) -> list[str]:
+        """Everything the agent said to the requester, in order: its dialogue turns, else the final reply."""
+        said = [t.text for t in self.dialogue if t.role == "agent"]
+        return said or ([self.reply] if self.reply else [])

@@ -15,6 +15,12 @@ The policies:
   arguments (ids taken from the prompt and the results), then the reference reply.
 - ``hedge``: the reference's calls, then the reference reply followed by a contradictory variant
   (every number changed, yes/can/is turned into no/cannot/isn't).
+- ``skip_dialogue`` (conversation tasks only, ``—`` elsewhere): every reference call, then only the
+  reference's last message: it answers without asking what the conversation would have told it.
+
+In a conversation task (one with a ``user`` block) the reference's calls are every turn's calls, its
+reply is the last turn's message, and each policy's reply is said to the task's scripted customer in
+one message before grading: the policy skips the conversation the task asks for.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from corecraft.episode import Episode
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Call, Task
 from corecraft.tools import Toolkit
+from corecraft.users import ScriptedUser
 
 if TYPE_CHECKING:
     from corecraft.domain import Domain
@@ -46,6 +53,7 @@ class Exploit:
     name: str
     description: str
     play: Policy
+    conversations_only: bool = False  # tried only on tasks with a simulated customer
 
 
 def _reads(task: Task, toolkit: Toolkit) -> list[Call]:
@@ -161,6 +169,11 @@ def hedge(task: Task, episode: Episode) -> str:
     return f"{reply}\n\nOr, if I have misread the records: {contradiction(reply)}"
 
 
+def skip_dialogue(task: Task, episode: Episode) -> str:
+    _run(episode, task.reference_solution.calls)
+    return task.reference_solution.reply
+
+
 EXPLOITS: tuple[Exploit, ...] = (
     Exploit("no_op", "no call, empty reply", no_op),
     Exploit("paste_reads", "reference reads, results pasted as JSON", paste_reads),
@@ -168,6 +181,8 @@ EXPLOITS: tuple[Exploit, ...] = (
     Exploit("paste_all", "reference reads and writes, results pasted", paste_all),
     Exploit("fire_writes", "reference calls + every other write tool, reference reply", fire_writes),
     Exploit("hedge", "reference calls, reference reply + a contradictory variant", hedge),
+    Exploit("skip_dialogue", "conversations: every reference call, then only its last message", skip_dialogue,
+            conversations_only=True),
 )
 EXPLOITS_BY_NAME = {e.name: e for e in EXPLOITS}
 
@@ -187,6 +202,8 @@ def attempt(compiled: CompiledTask, exploit: Exploit, domain: Domain) -> Attempt
     task = compiled.task
     with Episode(compiled, domain) as episode:
         reply = exploit.play(task, episode)
+        if task.user is not None:  # a conversation task: the reply is said to its scripted customer first
+            episode.say(reply, ScriptedUser(task.user))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # llm_judge criteria are ungraded here on purpose
             result = episode.finish(reply)
@@ -230,7 +247,8 @@ def audit(tasks: Iterable[CompiledTask], domain: Domain, exploits: Iterable[Expl
           progress: Callable[[list[CompiledTask]], Iterable[CompiledTask]] = iter) -> AuditReport:
     """Every exploit on every task."""
     chosen = tuple(exploits)
-    attempts = [attempt(task, exploit, domain) for task in progress(list(tasks)) for exploit in chosen]
+    attempts = [attempt(task, exploit, domain) for task in progress(list(tasks)) for exploit in chosen
+                if task.task.user is not None or not exploit.conversations_only]
     return AuditReport(tuple(e.name for e in chosen), tuple(attempts))
 
 
@@ -243,7 +261,8 @@ def tables(report: AuditReport, worst: int = 10) -> list[Table]:
         per_task.add_column(name, justify="right", min_width=6)
     for task_id, per in report.by_task().items():
         split = next(iter(per.values())).split
-        per_task.add_row(task_id, split, *(f"{per[n].reward:.2f}{' ✓' if per[n].passed else '  '}" for n in report.exploits))
+        per_task.add_row(task_id, split, *(f"{per[n].reward:.2f}{' ✓' if per[n].passed else '  '}" if n in per else "—"
+                                           for n in report.exploits))
     figures = Table(title="per exploit")
     for name in ("exploit", "what it does", "mean reward", "tasks passed"):
         figures.add_column(name, justify="left" if name in ("exploit", "what it does") else "right")

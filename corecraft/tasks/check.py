@@ -1,21 +1,25 @@
 """The third stage of the task pipeline: a compiled task proved runnable in its real world.
 
 :func:`check_task` loads and compiles one file, then applies its setup, checks its actor and
-replays its reference solution through the real tools; every problem is reported as
-``file:line: sentence``.
+replays its reference solution through the real tools (in a conversation task, against its scripted
+customer too); every problem is reported as ``file:line: sentence``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from corecraft.episode import Episode
+from corecraft.grading.transcript import DialogueTurn
 from corecraft.tasks.compile import CompiledTask, compile_task
 from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_task
 
 __all__ = ["Problem", "check_task", "replay_problems"]
+from corecraft.tasks.model import Task
 from corecraft.tasks.setup import SetupError
+from corecraft.users import ScriptedUser
 from corecraft.world.recipe import RecipeError
 
 if TYPE_CHECKING:
@@ -57,4 +61,27 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines) -> lis
                 err = result["error"]
                 out += problem(("reference_solution", "calls", i), f"reference call {i + 1} ({call.tool}) fails: "
                                                                    f"{err['type']}: {err['message']}")
-        return out
+        return out + _conversation_problems(task, problem)
+
+
+def _conversation_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """A conversation task's reference must be a whole conversation with its scripted customer: the customer
+    answers every turn but the last without stopping, stops after the last, and within ``max_user_turns``."""
+    if task.user is None:
+        return []
+    turns = task.reference_solution.steps()
+    if len(turns) > task.user.max_user_turns:
+        return problem(("user", "max_user_turns"), f"the reference takes {len(turns)} turns, more than "
+                                                   f"max_user_turns {task.user.max_user_turns}")
+    user, dialogue = ScriptedUser(task.user), list[DialogueTurn]()
+    for i, turn in enumerate(turns):
+        dialogue.append(DialogueTurn("agent", turn.say))
+        answer = user.reply(task.prompt, dialogue)
+        dialogue.append(DialogueTurn("user", answer.text))
+        last = i == len(turns) - 1
+        if answer.stop != last:
+            where = ("reference_solution", "turns", i) if task.reference_solution.turns else ("reference_solution",)
+            said = "ends the conversation before the reference is done" if answer.stop else "does not end the conversation"
+            return problem(where, f"after reference turn {i + 1} the scripted customer {said} "
+                                  f"(it answers {answer.text!r})")
+    return []

@@ -166,5 +166,6 @@ def library_stats(tasks: Sequence[CompiledTask]) -> dict[str, Any]:
         "llm_judge_weight_share": round(sum(judged) / sum(weights), 4) if weights else 0.0,
         "tasks_with": {"llm_judge": having(LlmJudge), "arg_format": having(ArgFormat), "db_diff": having(DbDiff),
                        "minefields": sum(bool(t.task.minefields) for t in tasks),
-                       "include": sum(any(isinstance(i, Include) for i in t.task.rubric) for t in tasks)},
+                       "include": sum(any(isinstance(i, Include) for i in t.task.rubric) for t in tasks),
+                       "user": sum(t.task.user is not None for t in tasks)},
     }

@@ -7,6 +7,7 @@ errors everywhere. Rubric criteria are binary and weighted; ``kind`` selects the
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -146,12 +147,21 @@ class LabelledNumber(_Strict):
         return self
 
 
+Scope = Literal["last_reply", "any_agent_message", "dialogue"]
+"""Which of the agent's messages to the requester a reply criterion reads (they differ only in conversation tasks)."""
+
+_SCOPE_HELP = ("last_reply: the agent's final message; any_agent_message: met if some one message the agent sent the "
+               "requester meets it; dialogue: everything the agent said to the requester, joined in order (use it with "
+               "not_contains to forbid a leak anywhere in the conversation).")
+
+
 class FinalReply(_Criterion):
     """The agent's final message. ``contains``/``any_of``/``not_contains``/``regex``/``number`` compare text (case and
     whitespace normalised); ``dates``/``money``/``names``/``labelled``/``if_labelled`` compare meaning, whatever the
-    spelling. Every field given must hold."""
+    spelling. Every field given must hold. ``scope`` picks other messages of a conversation task."""
 
     kind: Literal["final_reply"]
+    scope: Scope = Field(default="last_reply", description=_SCOPE_HELP)
     contains: list[str] = Field(default_factory=list, description="Every one must appear.")
     any_of: list[str] = Field(default_factory=list, description="At least one must appear.")
     not_contains: list[str] = Field(default_factory=list, description="None may appear.")
@@ -211,6 +221,9 @@ class LlmJudge(_Criterion):
     pass_condition: str = Field(description="What a 'yes' requires, stated precisely.")
     failure_examples: list[str] = Field(default_factory=list, description="Replies that must be judged 'no'.")
     evidence: Evidence = "final_reply"
+    scope: Scope = Field(default="last_reply", description="Which agent messages the judge sees as the reply. "
+                         "last_reply: the final message; any_agent_message: every agent message, numbered, and a "
+                         "'yes' if one of them qualifies; dialogue: the whole conversation, customer turns included.")
 
 
 class Include(_Strict):
@@ -279,16 +292,115 @@ class SetupUpdate(_Strict):
 SetupStep = SetupInsert | SetupUpdate
 
 
-class ReferenceSolution(_Strict):
+class ReferenceTurn(_Strict):
+    """One agent turn of a conversation: tool calls, then a message to the customer."""
+
     calls: list[Call] = Field(default_factory=list)
-    reply: str
+    say: str = Field(min_length=1, description="The agent's message to the customer that ends the turn.")
+
+
+class ReferenceSolution(_Strict):
+    """Either one turn (``calls`` then ``reply``) or, for conversation tasks, ``turns``: agent turns that the
+    scripted customer answers in between. With ``turns``, ``calls`` and ``reply`` are filled in from them (every
+    turn's calls in order; the last turn's message), so code that reads them sees the whole solution."""
+
+    calls: list[Call] = Field(default_factory=list)
+    reply: str = ""
+    turns: list[ReferenceTurn] = Field(default_factory=list, description="Conversation tasks: agent turns in order.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_turns(cls, value: Any) -> Any:
+        if isinstance(value, dict) and value.get("turns") and "reply" not in value and "calls" not in value:
+            turns = [ReferenceTurn.model_validate(t) for t in value["turns"]]
+            return {**value, "calls": [c for t in turns for c in t.calls], "reply": turns[-1].say}
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ReferenceSolution:
+        if not self.turns and not self.reply:
+            raise ValueError("a reference solution needs a `reply` (or `turns` for a conversation task)")
+        if self.turns and (self.calls != [c for t in self.turns for c in t.calls] or self.reply != self.turns[-1].say):
+            raise ValueError("with `turns`, leave out `calls` and `reply`: they come from the turns")
+        return self
+
+    def steps(self) -> list[ReferenceTurn]:
+        """The solution as agent turns (a single-turn solution is one turn)."""
+        return list(self.turns) or [ReferenceTurn(calls=self.calls, say=self.reply)]
 
     def actions(self) -> list[dict[str, Any] | str]:
-        """The solution as env actions: one Chat Completions tool call per step, then the reply text."""
-        calls: list[dict[str, Any] | str] = [
-            {"id": f"ref_{i + 1}", "type": "function", "function": {"name": c.tool, "arguments": json.dumps(c.args)}}
-            for i, c in enumerate(self.calls)]
-        return [*calls, self.reply]
+        """The solution as env actions: one Chat Completions tool call per step, then each turn's message text."""
+        out: list[dict[str, Any] | str] = []
+        for turn in self.steps():
+            out += [{"id": f"ref_{len(out) + 1}", "type": "function",
+                     "function": {"name": c.tool, "arguments": json.dumps(c.args)}} for c in turn.calls]
+            out.append(turn.say)
+        return out
+
+
+class TextMatch(_Strict):
+    """What a scripted customer listens for in the agent's message (case and spacing ignored). Every field given
+    must hold; at least one is needed."""
+
+    any_of: list[str] = Field(default_factory=list, description="At least one of these words or phrases appears.")
+    all_of: list[str] = Field(default_factory=list, description="Every one of these appears.")
+    none_of: list[str] = Field(default_factory=list, description="None of these appears.")
+    regex: str | None = Field(default=None, description="A regular expression found in the message (any case).")
+
+    @model_validator(mode="after")
+    def _something(self) -> TextMatch:
+        if not (self.any_of or self.all_of or self.none_of or self.regex):
+            raise ValueError("a `when` needs any_of, all_of, none_of or regex")
+        if self.regex is not None:
+            try:
+                re.compile(self.regex)
+            except re.error as exc:
+                raise ValueError(f"regex {self.regex!r} does not compile: {exc}") from None
+        return self
+
+
+class UserRule(_Strict):
+    """A scripted customer's rule: when the agent's message matches, say this."""
+
+    when: TextMatch
+    say: str = Field(min_length=1, description="The customer's answer; {fact} placeholders name `facts`.")
+    once: bool = Field(default=False, description="Fires at most once per conversation.")
+    stop: bool = Field(default=False, description="Saying this ends the conversation (the customer is done).")
+
+
+class UserProfile(_Strict):
+    """The simulated customer of a conversation task. The opening message stays the task's ``prompt``.
+
+    An LLM user is prompted with the persona, facts, goal, limits and stop rule; the scripted user follows
+    ``rules`` (first match wins, in order) and otherwise says ``default``. Neither sees the rubric, the reference
+    solution or any tool output."""
+
+    persona: str = Field(min_length=1, description="Who they are, their tone, what they know.")
+    facts: dict[str, str] = Field(default_factory=dict, description="Facts held back until the agent asks "
+                                  "(name -> value), e.g. email: sara.h@example.com, box_opened: 'no'.")
+    goal: str = Field(min_length=1, description="What they want from the conversation.")
+    limits: list[str] = Field(default_factory=list, description="What they will and will not accept, e.g. "
+                              "'accepts a shipping refund', 'asks once for a credit'.")
+    stop_rule: str = Field(default="End the conversation once your request is settled or clearly refused and "
+                                   "explained.", description="When the customer ends the conversation.")
+    max_user_turns: int = Field(default=6, ge=1, le=50, description="Customer replies before the episode is cut off.")
+    rules: list[UserRule] = Field(default_factory=list, description="The scripted customer's rules, in order.")
+    default: str = Field(default="Sorry, I'm not sure what you need from me. Can you help with my request?",
+                         description="The scripted customer's answer when no rule matches.")
+
+    @model_validator(mode="after")
+    def _placeholders(self) -> UserProfile:
+        for text in [self.default, *(r.say for r in self.rules)]:
+            missing = set(re.findall(r"\{(\w+)\}", text)) - set(self.facts)
+            if missing:
+                raise ValueError(f"{text!r} names unknown fact(s) {', '.join(sorted(missing))}")
+        if not any(r.stop for r in self.rules):
+            raise ValueError("the scripted customer needs at least one rule with `stop: true`")
+        return self
+
+    def fill(self, text: str) -> str:
+        """``text`` with its {fact} placeholders filled in."""
+        return re.sub(r"\{(\w+)\}", lambda m: self.facts[m.group(1)], text)
 
 
 class Task(_Strict):
@@ -306,6 +418,8 @@ class Task(_Strict):
     prompt: str = Field(min_length=1)
     allowed_tools: list[str] | None = None
     reference_solution: ReferenceSolution
+    user: UserProfile | None = Field(default=None, description="A conversation task's simulated customer; "
+                                     "without it the task is one request and one final reply.")
     rubric: list[RubricItem] = Field(min_length=1)
     minefields: list[Minefield] = Field(default_factory=list)
     reply_hygiene: bool = Field(
