@@ -28,7 +28,6 @@ import inspect
 import json
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import cache
 from typing import Any, ClassVar, Literal, cast
 
 from corecraft.domain import default_domain
@@ -166,19 +165,6 @@ def _tool_method(name: str, description: str, parameters: Mapping[str, Any]) -> 
     return method
 
 
-@cache
-def _environment_class(names: tuple[str, ...]) -> type[CoreCraftToolEnv]:
-    toolkit = default_domain().toolkit
-    taken = [name for name in names if hasattr(CoreCraftToolEnv, name) or name.startswith("_")]
-    if taken:
-        raise ValueError(f"tool name(s) clash with the environment's own attributes: {', '.join(taken)}")
-    body: dict[str, Any] = {name: _tool_method(name, toolkit.descriptions[name], toolkit.parameters[name])
-                            for name in names}
-    body.update(tool_names=names, __module__=__name__,
-                __doc__=f"A CoreCraft episode for TRL with {len(names)} tool(s) as methods.")
-    return cast(type[CoreCraftToolEnv], type("CoreCraft", (CoreCraftToolEnv,), body))
-
-
 def environment_class(tools: Iterable[str] | None = None) -> type[CoreCraftToolEnv]:
     """The environment class to pass as ``environment_factory`` (all 23 tools, or the ``tools`` named).
 
@@ -189,7 +175,15 @@ def environment_class(tools: Iterable[str] | None = None) -> type[CoreCraftToolE
     unknown = wanted - set(toolkit.names)
     if unknown:
         raise ValueError(f"unknown tool(s): {', '.join(sorted(unknown))}")
-    return _environment_class(tuple(name for name in toolkit.names if name in wanted))
+    names = tuple(name for name in toolkit.names if name in wanted)
+    taken = [name for name in names if hasattr(CoreCraftToolEnv, name) or name.startswith("_")]
+    if taken:
+        raise ValueError(f"tool name(s) clash with the environment's own attributes: {', '.join(taken)}")
+    body: dict[str, Any] = {name: _tool_method(name, toolkit.descriptions[name], toolkit.parameters[name])
+                            for name in names}
+    body.update(tool_names=names, __module__=__name__,
+                __doc__=f"A CoreCraft episode for TRL with {len(names)} tool(s) as methods.")
+    return cast(type[CoreCraftToolEnv], type("CoreCraft", (CoreCraftToolEnv,), body))
 
 
 def record_final_replies(completions: Sequence[str | Sequence[Mapping[str, Any]]],
