@@ -32,8 +32,10 @@ from corecraft.tasks.compile import CompiledTask
 try:
     import verifiers as vf  # type: ignore[import-untyped]
     from datasets import Dataset  # type: ignore[import-untyped]
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("corecraft.load_environment needs the verifiers extra: pip install 'corecraft[verifiers]'") from exc
+    from verifiers import ToolEnv  # the classic API: verifiers 0.3.x has it, 0.4 removed it
+except ImportError as exc:
+    raise ImportError("corecraft.load_environment needs the corecraft[verifiers] extra (verifiers>=0.3.1,<0.4, the "
+                      "classic verifiers API): pip install 'corecraft[verifiers]'") from exc
 
 EPISODE_KEY = "corecraft_episode"
 GRADE_KEY = "corecraft_grade"
@@ -54,7 +56,7 @@ def passed(state: vf.State) -> float:
     return 1.0 if state[GRADE_KEY]["passed"] else 0.0
 
 
-class CoreCraftVerifiersEnv(vf.ToolEnv):  # type: ignore[misc]
+class CoreCraftVerifiersEnv(ToolEnv):  # type: ignore[misc]
     """A multi-turn tool environment over CoreCraft tasks, one fresh episode per rollout.
 
     Built on ``vf.ToolEnv`` (the stop on a reply without tool calls, tool-call metrics) rather
