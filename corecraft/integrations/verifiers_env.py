@@ -30,8 +30,8 @@ from corecraft.prompting import opening_messages
 from corecraft.tasks.compile import CompiledTask
 
 try:
-    import verifiers as vf  # type: ignore[import-untyped]
-    from datasets import Dataset  # type: ignore[import-untyped]
+    import verifiers as vf
+    from datasets import Dataset
     from verifiers import ToolEnv  # the classic API: verifiers 0.3.x has it, 0.4 removed it
 except ImportError as exc:
     raise ImportError("corecraft.load_environment needs the corecraft[verifiers] extra (verifiers>=0.3.1,<0.4, the "
