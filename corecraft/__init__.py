@@ -36,6 +36,9 @@ _LAZY = {
     "task": "corecraft.api",
     "reference_actions": "corecraft.api",
     "grade": "corecraft.api",
+    # verifiers' entry point (vf.load_environment("corecraft")); needs the corecraft[verifiers] extra,
+    # so it is left out of __all__ (a star import must not need the extra).
+    "load_environment": "corecraft.integrations.verifiers_env",
 }
 
 if TYPE_CHECKING:
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
     from corecraft.domain import Domain, default_domain
     from corecraft.env.core import CoreCraftEnv
     from corecraft.env.group import GroupResult, make_group, run_group
+    from corecraft.integrations.verifiers_env import load_environment as load_environment
 
 
 def __getattr__(name: str) -> Any:
