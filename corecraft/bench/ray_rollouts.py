@@ -4,38 +4,66 @@ Reference-replay groups of every task of a split, timed as a loop of :func:`core
 in this process and as :meth:`RolloutPool.run` over ``workers`` local Ray actors (one CPU each).
 Both sides are warm: this process and every actor build the start worlds of all tasks first, and
 the actors are up before timing starts. Rounds alternate between the two sides so that changes in
-the machine's load hit both; the ratio is the median of each round's pair. On a machine shared with
-other busy processes the wall-clock ratio depends on their load (reported), so the CPU time per
-episode on each side is reported too, with the speedup it allows on ``workers`` idle cores. Where
-Linux shares the CPU per session (``sched_autogroup_enabled``, reported), the driver and all its
-Ray processes form one session: on a busy machine they get one session's share, as one process does.
-Target: Ray with 2 workers at >= 1.6x one process on a 2-core machine. (Named ``ray_rollouts``,
-not ``ray``, so that running this file as a script cannot make ``import ray`` import itself.)
+the machine's load hit both; the ratio is the median of each round's pair.
+
+On a machine shared with other busy processes the wall-clock ratio depends on them, so three
+figures sit beside it: the load average; a control (the same pure-Python loop run by one process,
+then split over ``workers`` processes: the most any parallel code can gain on this machine at this
+moment); and the CPU time per episode on each side, with the speedup it allows on ``workers``
+idle cores. (Where Linux shares the CPU per session, ``sched_autogroup_enabled``, the driver and
+all its Ray processes form one session and get one session's share on a busy machine.)
+Target: Ray with 2 workers at >= 1.6x one process on a 2-core machine. The module is named
+``ray_rollouts``, not ``ray``, so that running it as a script cannot make ``import ray`` import itself.
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import statistics
 import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from corecraft.agents.baselines import ReferencePolicy
 from corecraft.bench.timing import report
 from corecraft.domain import default_domain
-from corecraft.env.group import GroupResult, make_group, run_group
+from corecraft.env.group import make_group, run_group
 
 TARGET = 1.6
+CONTROL_SECONDS = 0.5  # one process's share of the control loop per round
 
 
-def _timed(run: Callable[[], list[GroupResult]], cpu: Callable[[], float]) -> tuple[float, float, list[GroupResult]]:
-    """(wall seconds, CPU seconds by ``cpu``'s measure, results) of one call of ``run``."""
+def spin(count: int) -> int:
+    """The control's pure-Python CPU work."""
+    total = 0
+    for i in range(count):
+        total += i
+    return total
+
+
+def _timed(run: Callable[[], Any], cpu: Callable[[], float] = time.process_time) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds by ``cpu``'s measure, result) of one call of ``run``."""
     wall, used = time.perf_counter(), cpu()
-    results = run()
-    return time.perf_counter() - wall, cpu() - used, results
+    result = run()
+    return time.perf_counter() - wall, cpu() - used, result
+
+
+def _warm_here(ids: list[str]) -> None:
+    """Build this process's start worlds of ``ids``, as the actors' are built by ``RolloutPool.warm``."""
+    for task_id in ids:
+        env = make_group(task_id, 1)[0]
+        env.reset(seed=0)
+        env.close()
+
+
+def _cpu_sharing() -> str:
+    autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    return "per session" if autogroup.exists() and autogroup.read_text().strip() == "1" else "per process"
 
 
 def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> list[tuple[str, str, str, str]]:
@@ -50,15 +78,16 @@ def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> 
     ids = [t.id for t in tasks]
     policy = ReferencePolicy(tasks)
     warnings.filterwarnings("ignore", message="no LLM judge configured")
-    for task_id in ids:  # warm this process's start worlds, as the actors' are warmed below
-        env = make_group(task_id, 1)[0]
-        env.reset(seed=0)
-        env.close()
+    _warm_here(ids)
+    count = int(1e6 * CONTROL_SECONDS / _timed(lambda: spin(10**6))[0])
+    forked = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))  # before Ray's threads
+    list(forked.map(spin, [1] * workers))
     started = not ray.is_initialized()
     if started:
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     local: list[tuple[float, float]] = []
     remote: list[tuple[float, float]] = []
+    control: list[float] = []
     try:
         with RolloutPool(policy, workers) as pool:
             pool.warm(ids)
@@ -67,11 +96,14 @@ def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> 
                 return float(sum(ray.get([a.cpu_seconds.remote() for a in pool.actors]))) + time.process_time()
 
             for _ in range(rounds):
-                wall, cpu, results = _timed(lambda: [run_group(t, policy, n) for t in ids], time.process_time)
+                wall, cpu, results = _timed(lambda: [run_group(t, policy, n) for t in ids])
                 local.append((wall, cpu))
                 wall, cpu, ray_results = _timed(lambda: pool.run(ids, n), cluster_cpu)
                 remote.append((wall, cpu))
+                alone = _timed(lambda: spin(count * workers))[0]
+                control.append(alone / _timed(lambda: list(forked.map(spin, [count] * workers)))[0])
     finally:
+        forked.shutdown()
         if started:
             ray.shutdown()
     if ray_results != results:
@@ -81,20 +113,21 @@ def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> 
     one = statistics.median(episodes / wall for wall, _ in local)
     many = statistics.median(episodes / wall for wall, _ in remote)
     ratio = statistics.median(lw / rw for (lw, _), (rw, _) in zip(local, remote, strict=True))
+    ceiling = statistics.median(control)
     cpu_one = statistics.median(cpu for _, cpu in local) / episodes
     cpu_many = statistics.median(cpu for _, cpu in remote) / episodes
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled")
-    sharing = "per session" if autogroup.exists() and autogroup.read_text().strip() == "1" else "per process"
     return [
         (f"one process, run_group loop ({episodes} episodes, {passes} passed)", f"{one:.1f} episodes/s", "", ""),
         (f"Ray, {workers} workers (same {episodes} results)", f"{many:.1f} episodes/s",
          f"target {TARGET}x one process", f"{ratio:.2f}x one process"),
         ("each round, one process | Ray", " ".join(f"{episodes / w:.0f}" for w, _ in local),
          " ".join(f"{episodes / w:.0f}" for w, _ in remote), "episodes/s"),
+        (f"control: a CPU loop, {workers} processes vs one", f"{ceiling:.2f}x",
+         " ".join(f"{c:.2f}" for c in control), f"Ray rollouts at {ratio / ceiling:.0%} of it"),
         ("CPU per episode, one process | Ray (actors + driver)", f"{cpu_one * 1e3:.2f} ms",
          f"{cpu_many * 1e3:.2f} ms", f"{workers * cpu_one / cpu_many:.2f}x on {workers} idle cores"),
-        ("load average 1 / 5 / 15 min at the end", load, f"{os.cpu_count()} CPUs", f"CPU shared {sharing}"),
+        ("load average 1 / 5 / 15 min at the end", load, f"{os.cpu_count()} CPUs", f"CPU shared {_cpu_sharing()}"),
     ]
 
 
