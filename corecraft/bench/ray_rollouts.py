@@ -32,7 +32,7 @@ from typing import Any
 from corecraft.agents.baselines import ReferencePolicy
 from corecraft.bench.timing import report
 from corecraft.domain import default_domain
-from corecraft.env.group import make_group, run_group
+from corecraft.env.group import run_group
 
 TARGET = 1.6
 CONTROL_SECONDS = 0.5  # one process's share of the control loop per round
@@ -53,14 +53,6 @@ def _timed(run: Callable[[], Any], cpu: Callable[[], float] = time.process_time)
     return time.perf_counter() - wall, cpu() - used, result
 
 
-def _warm_here(ids: list[str]) -> None:
-    """Build this process's start worlds of ``ids``, as the actors' are built by ``RolloutPool.warm``."""
-    for task_id in ids:
-        env = make_group(task_id, 1)[0]
-        env.reset(seed=0)
-        env.close()
-
-
 def _cpu_sharing() -> str:
     autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled")
     return "per session" if autogroup.exists() and autogroup.read_text().strip() == "1" else "per process"
@@ -70,15 +62,18 @@ def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> 
     if min(n, workers, rounds) < 1:
         raise ValueError("n, workers and rounds must each be at least 1")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report sent from a benchmark
-    import ray
+    try:
+        import ray
+    except ImportError as exc:
+        raise SystemExit("corecraft bench ray needs Ray: pip install 'corecraft[ray]'") from exc
 
-    from corecraft.integrations.ray_rollouts import RolloutPool
+    from corecraft.integrations.ray_rollouts import RolloutPool, RolloutWorker
 
     tasks = [t.task for t in default_domain().tasks.split(split)]
     ids = [t.id for t in tasks]
     policy = ReferencePolicy(tasks)
     warnings.filterwarnings("ignore", message="no LLM judge configured")
-    _warm_here(ids)
+    RolloutWorker(policy, {}).warm(ids)  # this process's start worlds, as the pool's actors build theirs
     count = int(1e6 * CONTROL_SECONDS / _timed(lambda: spin(10**6))[0])
     forked = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))  # before Ray's threads
     list(forked.map(spin, [1] * workers))
