@@ -1,10 +1,12 @@
-"""The two agents that need no model: the reference replay and a seeded random baseline."""
+"""The agents that need no model: the reference replay (as an agent and as a stateless policy) and a
+seeded random baseline."""
 
 from __future__ import annotations
 
 import json
 import random
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from corecraft.tasks.model import Task
@@ -26,6 +28,26 @@ class ReferenceAgent:
         action = self.actions[min(self.i, len(self.actions) - 1)]
         self.i += 1
         return action
+
+
+class ReferencePolicy:
+    """A stateless ``policy(messages, tools)`` replaying the reference solutions of ``tasks``.
+
+    It finds the task by its request (the first user message) and the step by counting assistant
+    turns, so one instance serves every env of every group and pickles to other processes (Ray
+    actors, subprocess vector envs).
+    """
+
+    def __init__(self, tasks: Iterable[Task]) -> None:
+        self.actions = {t.prompt.strip(): t.reference_solution.actions() for t in tasks}
+
+    def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        request = next((m.get("content") for m in messages if m.get("role") == "user"), None)
+        actions = self.actions.get(request) if isinstance(request, str) else None
+        if actions is None:
+            raise ValueError("ReferencePolicy: the conversation's request is not one of its tasks")
+        taken = sum(1 for m in messages if m.get("role") == "assistant")
+        return actions[min(taken, len(actions) - 1)]
 
 
 class RandomAgent:

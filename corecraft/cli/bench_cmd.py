@@ -71,3 +71,14 @@ def scale(quick: Annotated[bool, typer.Option("--quick", "-q", help="Only x1 and
     from corecraft.bench.scale import main
 
     main(quick, repeat)
+
+
+@app.command()
+def ray(split: Annotated[str, typer.Option(help="Split whose tasks to replay.")] = "train",
+        n: Annotated[int, typer.Option("--n", "-n", help="Rollouts per group.")] = 4,
+        workers: Annotated[int, typer.Option(help="Ray actors (one CPU each).")] = 2,
+        rounds: Annotated[int, typer.Option(help="Timed rounds per side (medians reported).")] = 5) -> None:
+    """Graded episodes/s of reference-replay GRPO groups over Ray actors vs one process (needs corecraft[ray])."""
+    from corecraft.bench.ray_rollouts import main
+
+    main(split, n, workers, rounds)

@@ -5,4 +5,5 @@ when used, so ``import corecraft`` never needs a trainer library:
   (``pip install 'corecraft[trl]'``).
 - :mod:`corecraft.integrations.verifiers_env`: ``vf.load_environment("corecraft")``
   (``pip install 'corecraft[verifiers]'``).
+- :mod:`corecraft.integrations.ray_rollouts`: GRPO groups across Ray actors (``pip install 'corecraft[ray]'``).
 """
