@@ -70,3 +70,13 @@ def test_a_conversation_task_is_played_turn_by_turn(tmp_path: Path) -> None:
     assert play("start", task.id, "--session", session)[0] == 0
     code, out = play("reply", "--session", session, "Hello, how can I help you today?")
     assert code == 0 and '"role": "user"' in out and "episode over" not in out
+
+
+def test_a_reply_from_a_file_keeps_dollar_signs(tmp_path: Path) -> None:
+    session = str(tmp_path / "s.pkl")
+    play("start", TASK, "--session", session)
+    message = tmp_path / "reply.txt"
+    message.write_text("Refunded $189.00 to your card.", encoding="utf-8")
+    assert play("reply", "--session", session, "--file", str(message))[0] == 0
+    assert "$189.00" in play("show", "--session", session)[1]
+    assert play("reply", "--session", session)[0] == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -75,9 +76,19 @@ def call(session: SessionOpt, tool: Annotated[str, typer.Argument(help="Tool nam
 
 
 @app.command()
-def reply(session: SessionOpt, text: Annotated[str, typer.Argument(help="The message to the requester.")]) -> None:
+def reply(session: SessionOpt,
+          text: Annotated[str | None, typer.Argument(help="The message to the requester.")] = None,
+          file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the message from this file ('-': "
+                                                    "stdin), so a shell never touches its $ signs or quotes.")]
+          = None) -> None:
     """Send a message without tool calls: the final reply, or, in a conversation task, the next turn (the
     customer's answer is printed). When the episode ends its grade is written aside (not shown)."""
+    if (text is None) == (file is None):
+        typer.echo("error: give the message as TEXT or with --file, not both", err=True)
+        raise typer.Exit(2)
+    if file is not None:
+        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+    assert text is not None
     played = _load(session)
     try:
         _print(played.act(text))
