@@ -85,16 +85,22 @@ def output_schema(toolkit: Toolkit, name: str) -> dict[str, Any]:
     return PAGE_SCHEMA if issubclass(entry.args, PageArgs) else OBJECT_SCHEMA
 
 
+def _hints(read_only: bool, destructive: bool, idempotent: bool, title: str | None = None) -> types.ToolAnnotations:
+    """Annotations built from the protocol's own (camelCase) names, which both SDK majors accept when
+    validating (2.x names its Python attributes in snake_case)."""
+    data = {"readOnlyHint": read_only, "destructiveHint": destructive, "idempotentHint": idempotent,
+            "openWorldHint": False}
+    return types.ToolAnnotations.model_validate({**data, "title": title} if title else data)
+
+
 def tool_annotations(toolkit: Toolkit, name: str) -> types.ToolAnnotations:
     """The tool's hints: every tool acts only on the episode's closed world."""
     if toolkit[name].read_only:
-        return types.ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
-                                     openWorldHint=False)
+        return _hints(read_only=True, destructive=False, idempotent=True)
     if name not in WRITE_HINTS:
         raise KeyError(f"write tool {name!r} has no annotation decision in WRITE_HINTS")
     destructive, idempotent = WRITE_HINTS[name]
-    return types.ToolAnnotations(readOnlyHint=False, destructiveHint=destructive, idempotentHint=idempotent,
-                                 openWorldHint=False)
+    return _hints(read_only=False, destructive=destructive, idempotent=idempotent)
 
 
 class FinishArgs(Args):
@@ -102,17 +108,17 @@ class FinishArgs(Args):
 
 
 def _finish_tool() -> types.Tool:
-    return types.Tool(
-        name=FINISH_TOOL,
-        description="Harness control, not a support tool: end the episode with the agent's final reply to the "
-                    "requester and return its grade (reward, passed, criteria, minefields). After it, every tool "
-                    "call is refused.",
-        inputSchema=FinishArgs.model_json_schema(),
-        outputSchema=GradeResult.model_json_schema(),
-        annotations=types.ToolAnnotations(title="Finish and grade the episode (harness control)", readOnlyHint=False,
-                                          destructiveHint=True, idempotentHint=False, openWorldHint=False),
-        _meta={CONTROL_META_KEY: True},
-    )
+    return types.Tool.model_validate({
+        "name": FINISH_TOOL,
+        "description": "Harness control, not a support tool: end the episode with the agent's final reply to the "
+                       "requester and return its grade (reward, passed, criteria, minefields). After it, every tool "
+                       "call is refused.",
+        "inputSchema": FinishArgs.model_json_schema(),
+        "outputSchema": GradeResult.model_json_schema(),
+        "annotations": _hints(read_only=False, destructive=True, idempotent=False,
+                              title="Finish and grade the episode (harness control)"),
+        "_meta": {CONTROL_META_KEY: True},
+    })
 
 
 def _result(payload: dict[str, Any]) -> types.CallToolResult:
@@ -120,8 +126,8 @@ def _result(payload: dict[str, Any]) -> types.CallToolResult:
     (so no client validates an error against the tool's output schema)."""
     text = types.TextContent(type="text", text=json.dumps(payload))
     if "error" in payload:
-        return types.CallToolResult(content=[text], isError=True)
-    return types.CallToolResult(content=[text], structuredContent=payload, isError=False)
+        return types.CallToolResult.model_validate({"content": [text], "isError": True})
+    return types.CallToolResult.model_validate({"content": [text], "structuredContent": payload, "isError": False})
 
 
 class EpisodeServer:
@@ -149,10 +155,10 @@ class EpisodeServer:
     async def list_tools(self) -> types.ListToolsResult:
         toolkit = self.episode.toolkit
         specs = [schema["function"] for schema in toolkit.schemas(self.episode.tool_names)]
-        tools = [types.Tool(name=spec["name"], description=spec["description"], inputSchema=spec["parameters"],
-                            outputSchema=output_schema(toolkit, spec["name"]),
-                            annotations=tool_annotations(toolkit, spec["name"]))
-                 for spec in specs]
+        tools = [types.Tool.model_validate({
+            "name": spec["name"], "description": spec["description"], "inputSchema": spec["parameters"],
+            "outputSchema": output_schema(toolkit, spec["name"]), "annotations": tool_annotations(toolkit, spec["name"]),
+        }) for spec in specs]
         return types.ListToolsResult(tools=[*tools, _finish_tool()] if self.control_tools else tools)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
