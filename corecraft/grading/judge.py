@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from corecraft.grading.transcript import Transcript
 from corecraft.paths import cache_dir, content
 from corecraft.tasks.model import LlmJudge
+from corecraft.text_cache import TextCache
 
 VERDICT_SCHEMA = {
     "name": "verdict",
@@ -124,27 +124,12 @@ def parse_verdict(text: str | None) -> Verdict | None:
     return None
 
 
-class VerdictCache:
-    """A SQLite file shared by processes: key -> (status, reason)."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS verdict (key TEXT PRIMARY KEY, status TEXT, reason TEXT)")
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
-
-    def get(self, key: str) -> Verdict | None:
-        with self._connect() as conn:
-            row = conn.execute("SELECT status, reason FROM verdict WHERE key = ?", (key,)).fetchone()
-        return Verdict(*row) if row else None
-
-    def put(self, key: str, verdict: Verdict) -> None:
-        with self._connect() as conn:
-            conn.execute("INSERT OR REPLACE INTO verdict VALUES (?, ?, ?)", (key, verdict.status, verdict.reason))
+def _cached_verdict(text: str | None) -> Verdict | None:
+    """A verdict kept in the cache as ``[status, reason]`` JSON."""
+    if text is None:
+        return None
+    status, reason = json.loads(text)
+    return Verdict(status, reason)
 
 
 class Judge:
@@ -154,7 +139,7 @@ class Judge:
         self.config = config
         self.template = prompt_template() if template is None else template
         self.prompt_version = prompt_version(self.template)
-        self.cache = VerdictCache(Path(config.cache_path) if config.cache_path else cache_dir() / "judge.sqlite")
+        self.cache = TextCache(Path(config.cache_path) if config.cache_path else cache_dir() / "judge.sqlite", "verdict")
         self._json_schema_ok = True
 
     def cache_key(self, criterion: LlmJudge, evidence: str) -> str:
@@ -200,7 +185,7 @@ class Judge:
         """Verdicts for ``criteria`` (cached ones make no request), concurrently."""
         evidence = [evidence_text(c, transcript) for c in criteria]
         keys = [self.cache_key(c, e) for c, e in zip(criteria, evidence, strict=True)]
-        results: list[Verdict | None] = [self.cache.get(k) for k in keys]
+        results: list[Verdict | None] = [_cached_verdict(self.cache.get(k)) for k in keys]
         todo = [i for i, r in enumerate(results) if r is None]
         if todo:
             try:
@@ -214,7 +199,7 @@ class Judge:
                     verdict = await self._ask(client, render_prompt(self.template, criteria[i], evidence[i]))
                 results[i] = verdict
                 if verdict.status != "judge_error":
-                    self.cache.put(keys[i], verdict)
+                    self.cache.put(keys[i], json.dumps([verdict.status, verdict.reason]))
 
             async with client:
                 await asyncio.gather(*(one(i) for i in todo))

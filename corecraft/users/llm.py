@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from corecraft.grading.transcript import DialogueTurn
 from corecraft.paths import cache_dir
 from corecraft.tasks.model import UserProfile
+from corecraft.text_cache import TextCache
 from corecraft.users.base import STOP, UserReply
 
 
@@ -80,29 +80,6 @@ def chat_messages(profile: UserProfile, opening: str, dialogue: Sequence[Dialogu
     return out
 
 
-class ReplyCache:
-    """A SQLite file shared by processes: key -> the model's raw answer."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS reply (key TEXT PRIMARY KEY, text TEXT)")
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
-
-    def get(self, key: str) -> str | None:
-        with self._connect() as conn:
-            row = conn.execute("SELECT text FROM reply WHERE key = ?", (key,)).fetchone()
-        return str(row[0]) if row else None
-
-    def put(self, key: str, text: str) -> None:
-        with self._connect() as conn:
-            conn.execute("INSERT OR REPLACE INTO reply VALUES (?, ?)", (key, text))
-
-
 def parse(raw: str) -> UserReply:
     """The customer's message from the model's raw answer; the stop marker is taken out of the text."""
     stop = STOP in raw
@@ -114,7 +91,7 @@ class LLMUser:
 
     def __init__(self, profile: UserProfile, config: UserConfig, seed: int) -> None:
         self.profile, self.config, self.seed = profile, config, seed
-        self.cache = ReplyCache(Path(config.cache_path) if config.cache_path else cache_dir() / "users.sqlite")
+        self.cache = TextCache(Path(config.cache_path) if config.cache_path else cache_dir() / "users.sqlite", "reply")
 
     def describe(self) -> dict[str, Any]:
         return {"simulator": "llm", "model": self.config.model, "temperature": self.config.temperature,
