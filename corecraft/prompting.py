@@ -1,12 +1,15 @@
-"""What the agent is told at the start of an episode: the system message and the request.
+"""What the agent is told: the system message and the request that open an episode, and the text of
+a tool result.
 
 One source for every front end: the Gymnasium env opens its conversation with
-:func:`opening_messages`, and the MCP server shows the same two texts as its instructions,
-its ``task`` prompt and its ``corecraft://task/...`` resources.
+:func:`opening_messages` and answers tool calls with :func:`tool_result_text`, as the TRL and
+verifiers adapters do; the MCP server shows the same two opening texts as its instructions, its
+``task`` prompt and its ``corecraft://task/...`` resources.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from corecraft.episode import Episode
@@ -44,3 +47,8 @@ def opening_messages(episode: Episode) -> list[dict[str, Any]]:
     """The conversation's first two chat messages: system, then the user's request."""
     return [{"role": "system", "content": system_message(episode)},
             {"role": "user", "content": request_message(episode)}]
+
+
+def tool_result_text(result: dict[str, Any]) -> str:
+    """A tool result as the text of its ``tool`` message (compact JSON)."""
+    return json.dumps(result, separators=(",", ":"))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import pickle
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from corecraft.env.actions import ActionError, read_action
 from corecraft.env.spaces import AgentAction, ChatMessages
 from corecraft.episode import Episode
 from corecraft.grading.judge import Judge, JudgeConfig
-from corecraft.prompting import opening_messages
+from corecraft.prompting import opening_messages, tool_result_text
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.model import Task
@@ -127,6 +126,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         self.user: UserSimulator | None = None
         self._tasks: list[CompiledTask] | None = None
         self._found: dict[str, CompiledTask] = {}
+        self._given: CompiledTask | None = None  # ``task`` compiled on first use
         self.observation_space = ChatMessages()
         self.action_space = AgentAction()
         self.episode: Episode | None = None
@@ -154,20 +154,18 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         wanted = (options or {}).get("task_id") or (None if self.task else self.task_id)
         if wanted:
             if wanted not in self._found:
-                found = self.library.get(wanted)
-                if found.split == "test" and self.split != "test":
-                    raise ValueError(f"task {wanted!r} is in the held-out test split; make the env with "
-                                     "split='test' to evaluate on it")
-                self._found[wanted] = found
+                self._found[wanted] = self.library.get(wanted)
             compiled = self._found[wanted]
         elif self.task is not None:
-            if self.task.split == "test" and self.split != "test":
-                raise ValueError(f"task {self.task.id!r} is in the held-out test split; make the env with "
-                                 "split='test' to evaluate on it")
-            compiled = self.domain.compile(self.task)
+            if self._given is None:
+                self._given = self.domain.compile(self.task)
+            compiled = self._given
         else:
             pool_list = self._task_pool()
             compiled = pool_list[int(self.np_random.integers(len(pool_list)))]
+        if compiled.split == "test" and self.split != "test":
+            raise ValueError(f"task {compiled.id!r} is in the held-out test split; make the env with "
+                             "split='test' to evaluate on it")
         if self.world_override:
             task = compiled.task
             moved = task.model_copy(update={"world": task.world.model_copy(update={"recipe": self.world_override})})
@@ -210,7 +208,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
         for call in turn.calls:
             result = self.episode.call(call.name, call.arguments)
             added.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                          "content": json.dumps(result, separators=(",", ":"))})
+                          "content": tool_result_text(result)})
         self.messages += added
         return self._after(added, final=None)
 

@@ -25,7 +25,6 @@ This module imports neither TRL nor torch; ``pip install 'corecraft[trl]'`` brin
 from __future__ import annotations
 
 import inspect
-import json
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal, cast
@@ -35,7 +34,7 @@ from corecraft.env.actions import read_action
 from corecraft.episode import Episode
 from corecraft.grading.judge import Judge, JudgeConfig
 from corecraft.grading.result import GradeResult
-from corecraft.prompting import opening_messages
+from corecraft.prompting import opening_messages, tool_result_text
 
 _SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
@@ -102,7 +101,7 @@ class CoreCraftToolEnv:
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
         if self._episode is None or self.result is not None:
             raise RuntimeError(f"{name}: no episode in progress (TRL calls reset(**row) first)")
-        return json.dumps(self._episode.call(name, arguments), separators=(",", ":"))
+        return tool_result_text(self._episode.call(name, arguments))
 
 
 def _hint(schema: Mapping[str, Any]) -> Any:

@@ -16,7 +16,6 @@ Held-out test tasks are refused unless ``split="test"`` is passed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -26,7 +25,7 @@ from corecraft.domain import Domain, default_domain
 from corecraft.env.actions import read_action
 from corecraft.episode import Episode
 from corecraft.grading.judge import Judge, JudgeConfig
-from corecraft.prompting import opening_messages
+from corecraft.prompting import opening_messages, tool_result_text
 from corecraft.tasks.compile import CompiledTask
 
 try:
@@ -39,11 +38,6 @@ except ImportError as exc:
 
 EPISODE_KEY = "corecraft_episode"
 GRADE_KEY = "corecraft_grade"
-
-
-def tool_content(result: dict[str, Any]) -> str:
-    """A tool result as the tool message text the Gymnasium env sends (compact JSON)."""
-    return json.dumps(result, separators=(",", ":"))
 
 
 def grade_reward(state: vf.State) -> float:
@@ -101,7 +95,7 @@ class CoreCraftVerifiersEnv(ToolEnv):  # type: ignore[misc]
         """Run the last assistant message's tool calls on the rollout's episode."""
         episode: Episode = state[EPISODE_KEY]
         calls = messages[-1].tool_calls or []
-        return [vf.ToolMessage(tool_call_id=c.id, content=tool_content(episode.call(c.name, c.arguments)))
+        return [vf.ToolMessage(tool_call_id=c.id, content=tool_result_text(episode.call(c.name, c.arguments)))
                 for c in calls]
 
     @vf.cleanup  # type: ignore[untyped-decorator]
