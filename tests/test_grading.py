@@ -286,8 +286,16 @@ def test_every_criterion_kind_has_a_met_and_a_not_met_case() -> None:
 def test_include_takes_the_library_criterion_with_overrides() -> None:
     result = run([{"kind": "include", "name": "kb_consulted", "id": "looked_it_up", "weight": 2.5}],
                  [("search_knowledge_base", {"query": "refund"})])
-    assert only(result).model_dump() == {"id": "looked_it_up", "kind": "tool_called", "weight": 2.5, "status": "met",
-                                         "reason": "1 matching search_knowledge_base call(s)"}
+    assert only(result).model_dump() == {"id": "looked_it_up", "kind": "tool_called", "weight": 2.5, "gate": False,
+                                         "status": "met", "reason": "1 matching search_knowledge_base call(s)"}
+
+
+def test_include_can_make_a_library_criterion_a_gate() -> None:
+    result = run([{"kind": "include", "name": "kb_consulted", "gate": True},
+                  {"id": "replied", "kind": "final_reply", "contains": ["refund"], "weight": 9}], reply="refund")
+    assert [(c.id, c.gate, c.status) for c in result.criteria] == [("kb_consulted", True, "not_met"),
+                                                                   ("replied", False, "met")]
+    assert result.reward == 0.0
 
 
 def test_numbers_in_reads_money_and_plain_numbers() -> None:
@@ -453,6 +461,16 @@ def test_reward_is_the_weighted_fraction_met() -> None:
     assert not result.passed and result.ungraded == 0 and result.judge_errors == 0
 
 
+def test_an_unmet_gate_zeroes_the_reward_a_met_gate_does_not() -> None:
+    rubric = [{"id": "answer", "kind": "final_reply", "contains": ["refund"], "gate": True},
+              {"id": "bumped", "kind": "tool_called", "tool": "update_ticket_status", "weight": 5}]
+    missed = run(rubric, BUMP, "Your ticket is updated.")
+    assert [(c.gate, c.status) for c in missed.criteria] == [(True, "not_met"), (False, "met")]
+    assert missed.reward == 0.0 and not missed.passed
+    met = run(rubric, BUMP, "Your refund is on its way.")
+    assert met.reward == 1.0 and met.passed
+
+
 def test_all_met_passes_with_reward_one() -> None:
     rubric = [{"id": "a", "kind": "final_reply", "contains": ["refund"], "weight": 3},
               {"id": "b", "kind": "db_diff", "allow": {"SupportTicket": {"updated": 1, "fields": ["priority"]}}}]
@@ -469,7 +487,8 @@ def test_ungraded_llm_judge_is_excluded_loudly() -> None:
               {"id": "missed", "kind": "final_reply", "contains": ["ticket"]}, JUDGED]
     with pytest.warns(UserWarning, match="no LLM judge configured"):
         result = run(rubric, [], "Your refund is on its way.")
-    assert result.criteria[2].model_dump() == {"id": "polite", "kind": "llm_judge", "weight": 5.0, "status": "ungraded",
+    assert result.criteria[2].model_dump() == {"id": "polite", "kind": "llm_judge", "weight": 5.0, "gate": False,
+                                                   "status": "ungraded",
                                                "reason": "no judge configured"}
     assert result.reward == 0.5 and result.ungraded == 1 and not result.passed
 

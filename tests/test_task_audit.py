@@ -61,8 +61,10 @@ def test_the_audit_runs_every_exploit_on_a_couple_of_tasks() -> None:
     assert list(summary) == [e.name for e in EXPLOITS]
     assert all(row["tasks"] == (0 if EXPLOITS_BY_NAME[name].conversations_only else len(TASKS)) for name, row in summary.items())
     assert summary["no_op"]["tasks_passed"] == 0
-    replayed = [a for a in report.attempts if a.exploit == "paste_all"]
-    assert any(a.reward > 0.5 for a in replayed)  # replaying the reference's writes earns real credit
+    pasted = [a for a in report.attempts if a.exploit == "paste_all"]
+    assert all(a.reward == 0.0 for a in pasted)  # the right writes, but a pasted reply shuts the reply_hygiene gate
+    hedged = [a for a in report.attempts if a.exploit == "hedge"]
+    assert any(a.reward > 0.5 for a in hedged)  # the reference's calls and reply inside the hedge earn real credit
     assert {t for t, _, _ in report.worst()} == set(TASKS)
 
 

@@ -232,7 +232,7 @@ prompt: |
 reference_solution:
   calls: []  # what an expert does, e.g. - {{tool: search_customers, args: {{email: someone@example.com}}}}
   reply: TODO the final reply an expert would send.
-rubric:  # binary, weighted criteria; reward = weighted share met, pass = all met
+rubric:  # binary, weighted criteria; reward = weighted share met (0 if a gate: true criterion fails), pass = all met
   # kinds: db_assert, db_diff, tool_called, tool_not_called, final_reply, arg_format, llm_judge, include
   - id: TODO
     kind: final_reply

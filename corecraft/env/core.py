@@ -52,7 +52,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
 
     ## Rewards
     0 on every step but the last, which carries the rubric reward in [0, 1]: the weighted fraction of
-    graded criteria met, 0 if a minefield tripped.
+    graded criteria met, 0 if a minefield tripped or a ``gate`` criterion was not met.
 
     ## Conversation tasks
     A task with a ``user`` block has a simulated customer: its opening message is the task's prompt, and

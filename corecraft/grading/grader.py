@@ -4,6 +4,10 @@ Deterministic criteria are checked in order; ``tool_called`` ordering constraint
 ``tool_called`` checks; ``llm_judge`` criteria go to the judge in one concurrent batch, or are
 reported ``ungraded`` when no judge is configured (with a warning, which Python's default filter
 shows once per process).
+
+The reward is the weighted share of graded criteria met, and 0 when a minefield trips or a ``gate``
+criterion is not met: a wrong answer, a collateral write or a pasted reply earns nothing for the
+rest of the work.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snaps
             judged.append(c)
             continue
         met, reason = CHECKS[c.kind](c, ev)
-        results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, status="met" if met else "not_met",
-                                        reason=reason)
+        results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, gate=c.gate,
+                                        status="met" if met else "not_met", reason=reason)
     for c in criteria:
         if isinstance(c, ToolCalled) and (c.before or c.after) and results[c.id].status == "met":
             ok, why = order_holds(c, ev)
@@ -48,11 +52,11 @@ def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snaps
             warnings.warn("no LLM judge configured: llm_judge criteria are reported as 'ungraded' and left out of "
                           "the reward (pass judge=JudgeConfig(...) to grade them)", NoJudgeWarning, stacklevel=3)
             for c in judged:
-                results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, status="ungraded",
+                results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, gate=c.gate, status="ungraded",
                                                 reason="no judge configured")
         else:
             for c, verdict in zip(judged, judge.grade(judged, transcript), strict=True):
-                results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight,
+                results[c.id] = CriterionResult(id=c.id, kind=c.kind, weight=c.weight, gate=c.gate,
                                                 status=verdict.status, reason=verdict.reason)
     ordered = [results[c.id] for c in criteria]
     mines = [MinefieldResult(id=m.id, tripped=t, reason=r) for m in task.task.minefields for t, r in [minefield(m, ev)]]
@@ -60,9 +64,10 @@ def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snaps
     total = sum(r.weight for r in graded)
     reward = sum(r.weight for r in graded if r.status == "met") / total if total else 0.0
     tripped = any(m.tripped for m in mines)
+    gate_shut = any(r.gate and r.status == "not_met" for r in ordered)
     return GradeResult(
         task_id=task.id,
-        reward=0.0 if tripped else round(reward, 6),
+        reward=0.0 if tripped or gate_shut else round(reward, 6),
         passed=not tripped and all(r.status in ("met", "ungraded") for r in ordered),
         criteria=ordered,
         minefields=mines,

@@ -13,6 +13,7 @@ class CriterionResult(BaseModel):
     id: str
     kind: str
     weight: float
+    gate: bool = False
     status: Status
     reason: str
 
@@ -24,7 +25,7 @@ class MinefieldResult(BaseModel):
 
 
 class GradeResult(BaseModel):
-    """``reward`` = weighted share of graded criteria met (0 if a minefield tripped).
+    """``reward`` = weighted share of graded criteria met (0 if a minefield tripped or a gate was not met).
 
     Graded means met or not_met: ``ungraded`` (no judge configured) and ``judge_error``
     criteria are left out of the reward and counted separately. ``passed`` needs every graded

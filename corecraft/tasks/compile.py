@@ -67,7 +67,7 @@ def _suggest(name: str, options: list[str]) -> str:
 
 def _resolve(item: Include, rubrics: RubricLibrary) -> Criterion:
     base = rubrics[item.name]
-    overrides = {k: v for k, v in (("id", item.id), ("weight", item.weight)) if v is not None}
+    overrides = {k: v for k, v in (("id", item.id), ("weight", item.weight), ("gate", item.gate)) if v is not None}
     return _CRITERION.validate_python({**base, **overrides})
 
 

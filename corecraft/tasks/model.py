@@ -55,6 +55,8 @@ class _Criterion(_Strict):
     id: str = Field(pattern=r"^[a-z0-9_]+$", description="Unique within the task; snake_case.")
     weight: float = Field(default=1.0, gt=0, le=10, description="Relative weight in the reward.")
     description: str = Field(default="", description="What this criterion checks, for people reading results.")
+    gate: bool = Field(default=False, description="A gate: if it is not met, the reward is 0, as when a minefield "
+                       "trips. For what no partial credit may survive: the answer itself, collateral writes, hygiene.")
 
 
 class DbAssert(_Criterion):
@@ -233,6 +235,7 @@ class Include(_Strict):
     name: str
     id: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$")
     weight: float | None = Field(default=None, gt=0, le=10)
+    gate: bool | None = None
 
 
 Criterion = Annotated[
