@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import date, datetime
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 from typing import Any, get_args
@@ -24,6 +26,7 @@ from corecraft.tasks.loader import TaskError
 from corecraft.tasks.model import Task
 from corecraft.tools import Toolkit, corecraft_tools
 from corecraft.world import vocab
+from corecraft.world.rules import add_business_days, business_days_after, is_business_day
 from corecraft.world.store import TemplateStore, code_fingerprint
 
 PACKAGE = Path(__file__).resolve().parent.parent / "corecraft"
@@ -175,6 +178,21 @@ def test_vocabulary_agrees_with_the_policy_and_the_catalogue() -> None:
     assert set(policy.warranty_months) == set(vocab.CATEGORIES)
     assert set(policy.shipping) == set(vocab.CARRIERS)
     assert {p.category for p in default_domain().seeds.catalogue} == set(vocab.CATEGORIES)
+
+
+def test_the_handbook_lists_exactly_the_carrier_holidays_business_days_skip() -> None:
+    domain = default_domain()
+    holidays = domain.policy.carrier_holidays
+    article = next(a for a in domain.seeds.handbook if a.key == "carrier-holidays")
+    listed = {date.fromisoformat(d): name for d, name in re.findall(r"\| \w+ (\d{4}-\d{2}-\d{2}) \| ([^|]+?) \|",
+                                                                    article.body)}
+    assert listed == holidays
+    labor_day = date(2025, 9, 1)
+    assert labor_day in holidays and not is_business_day(labor_day, holidays)
+    friday = datetime(2025, 8, 29, 9)
+    assert add_business_days(friday, 5, holidays).date() == date(2025, 9, 8)
+    assert add_business_days(friday, 5, ()).date() == date(2025, 9, 5)
+    assert business_days_after(friday.date(), date(2025, 9, 8), holidays) == 5
 
 
 def _enum(toolkit: Toolkit, tool: str, arg: str) -> list[Any]:

@@ -17,7 +17,7 @@ from corecraft.world.store import World
 
 
 def lint(world: World) -> list[Finding]:
-    return lint_with(world, default_domain().seeds.fidelity)
+    return lint_with(world, default_domain().seeds)
 
 
 def flagged(world: World, check: str) -> set[str]:
@@ -86,8 +86,21 @@ def test_shipment_routes_flags_weekend_pickup_and_zigzag(world: World) -> None:
                      ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)),
                      ("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(address), order)))
     messages = [f.message for f in found]
-    assert messages[0] == "picked up on a Saturday (2025-09-06)"
+    assert messages[0] == "picked up on Saturday (2025-09-06)"
     assert len(messages) == 3 and "to Ontario, CA" in messages[1] and "to Phoenix, AZ" in messages[2]
+
+
+def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_day(world: World) -> None:
+    ship, = pick(world, "shipment_business_days", "SELECT id FROM shipment ORDER BY id")
+    # UPS Ground (5 business days) shipped Friday 2025-08-29: Labor Day does not count, so the ETA is
+    # Monday 2025-09-08; Friday 2025-09-05 counts it. Nothing is delivered on Labor Day itself.
+    found = injected(world, "shipment_business_days", ship,
+                     ("UPDATE shipment SET carrier = 'ups_ground', shipped_at = '2025-08-29 13:00:00.000000', "
+                      "eta = '2025-09-06 00:00:00.000000', delivered_at = '2025-09-01 18:00:00.000000' WHERE id = ?",
+                      (ship,)))
+    assert [f.message for f in found] == [
+        "ETA 2025-09-05 is 4 business days after shipping (2025-08-29); the SLA is 5",
+        "delivered on Labor Day (2025-09-01)"]
 
 
 def test_shipment_exceptions_flags_a_status_without_its_event(world: World) -> None:

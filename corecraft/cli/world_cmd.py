@@ -88,7 +88,7 @@ def lint(world: Annotated[str, typer.Option("--world", "--recipe", "-w", help="R
          seed: SeedOpt = None,
          show: Annotated[int, typer.Option(help="Findings to print per class.")] = 5) -> None:
     """Semantic checks (causal references, symptoms per product, routes, prices ...); exit 1 on findings."""
-    findings = world_lint.lint(open_world(world, seed), default_domain().seeds.fidelity)
+    findings = world_lint.lint(open_world(world, seed), default_domain().seeds)
     for check, count in world_lint.counts(findings).items():
         console.print(f"{check}: {count}", style="red" if count else "green")
         for finding in [f for f in findings if f.check == check][:show]:

@@ -4,7 +4,8 @@
 whether a reader would believe it. Each check is a short named function over :class:`Records`
 returning :class:`Finding` objects (the entity's id and a sentence); :data:`CHECKS` lists them
 and :func:`lint` runs them all. The data they judge by (symptom families per product category,
-the outcomes that fit a ticket's issue, shipping geography) is ``seeds/fidelity.yaml``.
+the outcomes that fit a ticket's issue, shipping geography) is ``seeds/fidelity.yaml``; carrier
+SLAs and holidays come from ``seeds/policy.yaml``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from corecraft.world.fidelity import (
     ledger_problems,
     symptom_problems,
 )
+from corecraft.world.rules import business_days_after, is_business_day
+from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
 CENT = 0.011
@@ -47,8 +50,9 @@ class Finding:
 class Records:
     """The world's rows, decoded once, indexed by id, with the lookups the checks share."""
 
-    def __init__(self, world: World, rules: Fidelity) -> None:
-        self.rules = rules
+    def __init__(self, world: World, seeds: Seeds) -> None:
+        self.rules: Fidelity = seeds.fidelity
+        self.policy = seeds.policy
         self.now = world.now
         self.tz = world.tz
 
@@ -182,7 +186,7 @@ def duplicate_slack_texts(r: Records) -> list[Finding]:
 
 
 def shipment_routes(r: Records) -> list[Finding]:
-    """Parcels are picked up on weekdays and every scan is no farther from the destination than the last."""
+    """Parcels are picked up on business days and every scan is no farther from the destination than the last."""
     found = []
     rules = r.rules
     for ship in r.shipments.values():
@@ -191,8 +195,9 @@ def shipment_routes(r: Records) -> list[Finding]:
         previous: tuple[str, float] | None = None
         for event in ship["events"]:
             moment = datetime.fromisoformat(event["ts"]).astimezone(r.tz)
-            if event["status"] == "picked_up" and moment.weekday() >= 5:
-                found.append(Finding("shipment_routes", ship["id"], f"picked up on a {moment:%A} ({moment:%Y-%m-%d})"))
+            if event["status"] == "picked_up" and not is_business_day(moment.date(), r.policy.carrier_holidays):
+                day = r.policy.carrier_holidays.get(moment.date(), moment.strftime("%A"))
+                found.append(Finding("shipment_routes", ship["id"], f"picked up on {day} ({moment:%Y-%m-%d})"))
             place = rules.coordinates(event["location"])
             if place is None or destination is None:
                 continue
@@ -202,6 +207,25 @@ def shipment_routes(r: Records) -> list[Finding]:
                                      f"goes from {previous[0]} to {event['location']}, away from "
                                      f"{address['state']} ({previous[1]:.0f} km -> {left:.0f} km)"))
             previous = (event["location"], left)
+    return found
+
+
+def shipment_business_days(r: Records) -> list[Finding]:
+    """An ETA is the carrier's SLA in business days after shipping (weekends and carrier holidays
+    skipped, as the handbook counts), and nothing is delivered on a carrier holiday."""
+    found = []
+    holidays = r.policy.carrier_holidays
+    for ship in r.shipments.values():
+        sla = r.policy.shipping[ship["carrier"]].sla_business_days
+        if ship["eta"] is not None:
+            counted = business_days_after(ship["shipped_at"].date(), ship["eta"].date(), holidays)
+            if counted != sla or not is_business_day(ship["eta"].date(), holidays):
+                found.append(Finding("shipment_business_days", ship["id"], f"ETA {ship['eta']:%Y-%m-%d} is {counted} "
+                                     f"business days after shipping ({ship['shipped_at']:%Y-%m-%d}); the SLA is {sla}"))
+        delivered = ship["delivered_at"]
+        if delivered is not None and delivered.date() in holidays:
+            found.append(Finding("shipment_business_days", ship["id"],
+                                 f"delivered on {holidays[delivered.date()]} ({delivered:%Y-%m-%d})"))
     return found
 
 
@@ -314,15 +338,16 @@ def ledger_claims(r: Records) -> list[Finding]:
 
 
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
-    causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_exceptions,
+    causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
+    shipment_exceptions,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 
 
-def lint(world: World, rules: Fidelity) -> list[Finding]:
-    """Every finding of every check on ``world``, under the fidelity ``rules`` (``Seeds.fidelity``)."""
-    records = Records(world, rules)
+def lint(world: World, seeds: Seeds) -> list[Finding]:
+    """Every finding of every check on ``world``, judged by the content folder's ``seeds``."""
+    records = Records(world, seeds)
     return [finding for check in CHECKS for finding in check(records)]
 
 

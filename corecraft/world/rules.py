@@ -1,4 +1,4 @@
-"""The company's pure rules: money rounding, shipping price, business days and calendar months.
+"""The company's pure rules: money rounding, shipping price, business days (with carrier holidays) and months.
 
 No I/O and no state: the generator and the tools both compute with these, so a generated order
 and a tool's quote can never disagree. The numbers come from the :class:`~corecraft.world.seeds.Policy`
@@ -7,6 +7,7 @@ passed in.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import date, datetime, timedelta
 
 from corecraft.world.seeds import Policy
@@ -26,14 +27,24 @@ def shipping_price(policy: Policy, method: str, merchandise_after_discount: floa
     return policy.shipping[method].price
 
 
-def add_business_days(start: datetime, days: int) -> datetime:
-    """``start`` moved forward by ``days`` weekdays."""
+def is_business_day(day: date, holidays: Collection[date]) -> bool:
+    """Monday to Friday and not a carrier holiday (``Policy.carrier_holidays``)."""
+    return day.weekday() < 5 and day not in holidays
+
+
+def add_business_days(start: datetime, days: int, holidays: Collection[date]) -> datetime:
+    """``start`` moved forward by ``days`` business days (weekends and ``holidays`` skipped)."""
     current = start
     while days > 0:
         current += timedelta(days=1)
-        if current.weekday() < 5:
+        if is_business_day(current.date(), holidays):
             days -= 1
     return current
+
+
+def business_days_after(start: date, end: date, holidays: Collection[date]) -> int:
+    """Business days after ``start`` up to and including ``end``: how the handbook counts an SLA."""
+    return sum(is_business_day(start + timedelta(days=k), holidays) for k in range(1, (end - start).days + 1))
 
 
 def add_months(day: date, months: int) -> date:

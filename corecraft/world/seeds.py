@@ -94,6 +94,7 @@ class Policy(_Seed):
     restocking_fee_categories: list[str]
     loyalty_discount_pct: dict[str, float]
     shipping: dict[str, Carrier]
+    carrier_holidays: dict[date, str]
     free_ground_shipping_threshold: float
     free_ground_shipping_tiers: list[str]
     refund_reasons: list[str]

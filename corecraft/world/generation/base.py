@@ -17,7 +17,7 @@ from sqlmodel import SQLModel
 
 from corecraft.world import models as m
 from corecraft.world.recipe import Recipe
-from corecraft.world.rules import add_business_days, money, shipping_price
+from corecraft.world.rules import add_business_days, is_business_day, money, shipping_price
 from corecraft.world.seeds import Seeds
 from corecraft.world.vocab import WAREHOUSES
 
@@ -33,8 +33,8 @@ TYPE_DEPARTMENT = {
     "other": "support",
 }
 
-__all__ = ["TICKET_CHANNELS", "TYPE_DEPARTMENT", "WAREHOUSE_CITIES", "GeneratorBase", "add_business_days", "money",
-           "shipping_price"]
+__all__ = ["TICKET_CHANNELS", "TYPE_DEPARTMENT", "WAREHOUSE_CITIES", "GeneratorBase", "add_business_days",
+           "is_business_day", "money", "shipping_price"]
 
 
 class GeneratorBase:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import string
 from collections import defaultdict
-from datetime import datetime, timedelta
+from collections.abc import Collection
+from datetime import date, datetime, timedelta
 from itertools import accumulate
 from typing import Any
 
@@ -15,6 +16,7 @@ from corecraft.world.generation.base import (
     WAREHOUSE_CITIES,
     GeneratorBase,
     add_business_days,
+    is_business_day,
     money,
     shipping_price,
 )
@@ -174,28 +176,41 @@ class CommerceMixin(GeneratorBase):
         self.rows[m.Shipment] = shipments
 
     def shipment(self, order: dict[str, Any], paid_at: datetime) -> dict[str, Any]:
+        """The shipment of a fulfilled order, dated in business days that skip weekends and carrier holidays.
+
+        The shared stream is drawn as it was before holidays were honoured (the hop count over the
+        weekday-only timeline), so honouring them moves only the shipments whose dates they touch."""
         carrier = order["shipping_method"]
         sla = self.policy.shipping[carrier].sla_business_days
-        shipped = add_business_days(paid_at.replace(hour=9, minute=0), self.rng.choice([0, 1, 1, 2]))
-        shipped = min(max(shipped, paid_at), self.now)
-        eta = add_business_days(shipped, sla).replace(hour=20, minute=0)
+        holidays = self.policy.carrier_holidays
+
+        def timeline(off: Collection[date]) -> tuple[datetime, datetime, datetime]:
+            shipped = min(max(add_business_days(paid_at.replace(hour=9, minute=0), lead, off), paid_at), self.now)
+            eta = add_business_days(shipped, sla, off).replace(hour=20, minute=0)
+            arrive = add_business_days(eta, extra, off) if late else eta - timedelta(hours=early)
+            return shipped, eta, arrive.replace(hour=hour, minute=minute)
+
+        lead = self.rng.choice([0, 1, 1, 2])
         late = self.rng.random() < self.recipe.noise.late_delivery_rate
-        arrive = add_business_days(eta, self.rng.randint(1, 5)) if late else eta - timedelta(hours=self.rng.randint(1, 9))
-        arrive = arrive.replace(hour=self.rng.randint(10, 19), minute=self.rng.randint(0, 59))
+        extra = self.rng.randint(1, 5) if late else 0
+        early = 0 if late else self.rng.randint(1, 9)
+        hour, minute = self.rng.randint(10, 19), self.rng.randint(0, 59)
+        weekday_shipped, _, weekday_arrive = timeline(())
+        shipped, eta, arrive = timeline(holidays)
         delivered = arrive if arrive <= self.now else None
         warehouse = self.rng.choice(WAREHOUSES)
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
         picked = shipped + timedelta(hours=4)
-        if picked.weekday() >= 5:  # carriers collect on weekdays: a weekend label waits for Monday
-            picked = add_business_days(picked, 1).replace(hour=7, minute=30)
+        if not is_business_day(picked.date(), holidays):  # no collection on weekends and carrier holidays
+            picked = add_business_days(picked, 1, holidays).replace(hour=7, minute=30)
         events = [(shipped, "label_created", WAREHOUSE_CITIES[warehouse]), (picked, "picked_up", WAREHOUSE_CITIES[warehouse])]
-        hop = shipped + timedelta(hours=18)
+        gaps = self.hop_gaps(weekday_shipped, weekday_arrive if weekday_arrive <= self.now else self.now)
         end = delivered or self.now
-        hops = []
+        spare = self.local_rng("hops", order["id"])
+        hops, hop = [], shipped + timedelta(hours=18)
         while hop < end - timedelta(hours=12):
-            self.rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
             hops.append(hop)
-            hop += timedelta(hours=self.rng.randint(16, 40))
+            hop += timedelta(hours=gaps.pop(0) if gaps else spare.randint(16, 40))
         route = self.route(WAREHOUSE_CITIES[warehouse], order["shipping_address"]["state"], order["id"])
         hops = [h for h in hops if h > picked + timedelta(hours=6)]
         events += [(h, "in_transit", route[k * len(route) // len(hops)]) for k, h in enumerate(hops) if route]
@@ -217,6 +232,16 @@ class CommerceMixin(GeneratorBase):
             "eta": None if no_eta else eta, "delivered_at": delivered,
             "events": [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events],
         }
+
+    def hop_gaps(self, shipped: datetime, end: datetime) -> list[int]:
+        """Hours between in-transit scans, drawn from the shared stream for a parcel shipped at
+        ``shipped`` and travelling until ``end``."""
+        gaps, hop = [], shipped + timedelta(hours=18)
+        while hop < end - timedelta(hours=12):
+            self.rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
+            gaps.append(self.rng.randint(16, 40))
+            hop += timedelta(hours=gaps[-1])
+        return gaps
 
     def route(self, origin: str, state: str, order_id: str) -> list[str]:
         """Up to three carrier hubs on the way from ``origin`` to ``state``, each nearer the destination."""
