@@ -203,8 +203,8 @@ def test_tiny_world_lints_clean(world: World) -> None:
 
 
 @pytest.mark.slow
-def test_default_world_lints_clean_but_for_known_order_mixups() -> None:
-    findings = lint(default_domain().store.open("default"))
-    assert {f.check for f in findings} <= {"order_compatibility"}
-    # Orders whose core parts clash with no equal-priced fix; some are the premises of tasks.
-    assert len(findings) <= 10
+@pytest.mark.parametrize("seed", [None, 7], ids=["default-seed", "seed-7"])
+def test_default_world_lints_clean(seed: int | None) -> None:
+    """Zero findings: the generator's noise is deliberate (mismatched platforms, for one, are only
+    ever built by a task's setup), on the pinned seed and on another."""
+    assert lint(default_domain().store.open("default", seed)) == []
