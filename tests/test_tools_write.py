@@ -117,6 +117,9 @@ def test_create_refund_writes_an_approved_refund_by_the_actor(ctx: ToolContext) 
     assert row[5] == stored(ctx, ctx.world.now) and row[6] is None
     assert json.loads(row[7]) == [{"order_line_id": c["line_id"], "quantity": c["quantity"]}]
     assert result["created_at"] == now_iso(ctx)
+    email = one(ctx, 'SELECT c.email FROM "order" o JOIN customer c ON c.id = o.customer_id WHERE o.id = ?',
+                c["order_id"])[0]
+    assert result["return_label"] == f"prepaid return label for the refunded lines emailed to {email}"
     # The procedure's later steps are separate tools: payment and order are untouched.
     assert one(ctx, "SELECT amount, status FROM payment WHERE id = ?", c["payment_id"]) == paid_before
     assert one(ctx, 'SELECT status, updated_at FROM "order" WHERE id = ?', c["order_id"]) == order_before
@@ -219,7 +222,8 @@ def test_never_shipped_orders_are_cancellations_without_a_window(ctx: ToolContex
     c = out_of_window_line(ctx)
     ctx.conn.execute('UPDATE "order" SET status = \'paid\' WHERE id = ?', (c["order_id"],))
     ctx.conn.execute("DELETE FROM shipment WHERE order_id = ?", (c["order_id"],))
-    assert ok(ctx, "create_refund", refund_args(c))["reason"] == "return"
+    refund = ok(ctx, "create_refund", refund_args(c))
+    assert refund["reason"] == "return" and "return_label" not in refund  # nothing shipped, nothing comes back
 
 
 def test_undelivered_orders_count_the_window_from_the_order_date(ctx: ToolContext) -> None:
@@ -447,6 +451,15 @@ def test_update_ticket_priority_and_assignee(ctx: ToolContext) -> None:
     assert (updated["priority"], updated["assignee_id"], updated["updated_at"]) == ("high", other, now_iso(ctx))
     assert one(ctx, "SELECT status, priority, assignee_id, updated_at FROM supportticket WHERE id = ?", ticket) \
         == ("open", "high", other, stored(ctx, ctx.world.now))
+
+
+def test_update_ticket_type_fixes_a_mistyped_ticket(ctx: ToolContext) -> None:
+    ticket = open_ticket_on(ctx, None)
+    returns = one(ctx, "SELECT id FROM employee WHERE department = 'returns' ORDER BY id")[0]
+    updated = ok(ctx, "update_ticket_status", {"ticket_id": ticket, "type": "return", "assignee_id": returns})
+    assert (updated["type"], updated["assignee_id"]) == ("return", returns)
+    assert one(ctx, "SELECT type FROM supportticket WHERE id = ?", ticket) == ("return",)
+    rejected(ctx, "update_ticket_status", {"ticket_id": ticket, "type": "refund"}, "invalid_argument")
 
 
 def test_ticket_rules(ctx: ToolContext) -> None:

@@ -103,6 +103,15 @@ def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_da
         "delivered on Labor Day (2025-09-01)"]
 
 
+def test_handbook_steps_flags_steps_no_tool_can_do(world: World) -> None:
+    article, body = pick(world, "handbook_steps", "SELECT id, body FROM knowledgebasearticle ORDER BY id")
+    found = injected(world, "handbook_steps", article,
+                     ("UPDATE knowledgebasearticle SET body = ? WHERE id = ?",
+                      (body + "\nNote the attempts on the ticket. Then email the customer a return label.", article)))
+    assert [f.message.split(":")[0] for f in found] == ["asks to 'Note the attempts on the ticket'",
+                                                        "asks to 'email the customer a return label'"]
+
+
 def test_shipment_exceptions_flags_a_status_without_its_event(world: World) -> None:
     ship, = pick(world, "shipment_exceptions", "SELECT id FROM shipment WHERE status = 'delivered' ORDER BY id")
     found = injected(world, "shipment_exceptions", ship,

@@ -48,6 +48,7 @@ from corecraft.world.vocab import (
     Priority,
     RefundReason,
     TicketStatus,
+    TicketType,
 )
 from corecraft.world.vocab import ResolutionOutcome as Outcome
 
@@ -240,7 +241,9 @@ def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
     goodwill needs a title that can approve exceptions; return within the tier's window from delivery
     (not for never-shipped orders or items under an active policy exception; exception approvers may
     override), doa within {doa_window_days} days of delivery, defective within the warranty months from the order date,
-    price_adjustment within {price_adjustment_days} days of the order date, shipping_delay at most the shipping paid."""
+    price_adjustment within {price_adjustment_days} days of the order date, shipping_delay at most the shipping paid.
+    A return, doa or defective refund on a shipped order emails the customer a prepaid return label for
+    its lines (`return_label` in the result says to whom)."""
     actor = _actor(ctx)
     payment = require(ctx, Payment, args.payment_id, "payment_id")
     if payment["status"] not in REFUNDABLE_PAYMENTS:
@@ -269,7 +272,11 @@ def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
         "amount": money(args.amount), "reason": args.reason, "status": "approved",
         "approved_by_id": actor["id"], "created_at": ctx.world.now, "processed_at": None,
     }])
-    return {**require(ctx, Refund, refund_id, "id"), "remaining_refundable": money(remaining - args.amount)}
+    result = {**require(ctx, Refund, refund_id, "id"), "remaining_refundable": money(remaining - args.amount)}
+    if args.reason in LINE_REASONS and order["status"] not in NEVER_SHIPPED:  # the items come back
+        customer = require(ctx, Customer, order["customer_id"], "payment_id")
+        result["return_label"] = f"prepaid return label for the refunded lines emailed to {customer['email']}"
+    return result
 
 
 # -- create_escalation ------------------------------------------------------------------
@@ -415,6 +422,7 @@ def update_payment_status(ctx: ToolContext, args: UpdatePaymentStatusArgs) -> di
 # -- update_ticket_status ---------------------------------------------------------------
 class UpdateTicketStatusArgs(Args):
     ticket_id: Id = Field(description="The ticket, e.g. 'tick-250911-003'.")
+    type: TicketType | None = Field(default=None, description="The corrected ticket type; omit to keep it.")
     status: TicketStatus | None = Field(default=None, description="The new status; omit to keep it.")
     priority: Priority | None = Field(default=None, description="The new priority; omit to keep it.")
     assignee_id: Id | None = Field(default=None, description="The employee to assign the ticket to, e.g. "
@@ -423,12 +431,12 @@ class UpdateTicketStatusArgs(Args):
 
 @tool(read_only=False)
 def update_ticket_status(ctx: ToolContext, args: UpdateTicketStatusArgs) -> dict[str, Any]:
-    """Change a ticket's status, priority and/or assignee (give at least one); returns the updated ticket.
+    """Change a ticket's status, priority, type and/or assignee (give at least one); returns the updated ticket.
     Only the transitions of the Ticket Status Transitions article are allowed; closed is final. A ticket
     can be set to resolved only after its resolution is recorded (create_resolution)."""
     _actor(ctx)
-    if args.status is None and args.priority is None and args.assignee_id is None:
-        raise ToolError("missing_argument", "give at least one of status, priority or assignee_id", "status")
+    if args.status is None and args.priority is None and args.type is None and args.assignee_id is None:
+        raise ToolError("missing_argument", "give at least one of status, priority, type or assignee_id", "status")
     ticket = require(ctx, SupportTicket, args.ticket_id, "ticket_id")
     values: dict[str, Any] = {}
     if args.status is not None:
@@ -442,6 +450,8 @@ def update_ticket_status(ctx: ToolContext, args: UpdateTicketStatusArgs) -> dict
                         "before setting it to resolved", "status")
     if args.priority is not None:
         values["priority"] = args.priority
+    if args.type is not None:
+        values["type"] = args.type
     if args.assignee_id is not None:
         values["assignee_id"] = require(ctx, Employee, args.assignee_id, "assignee_id")["id"]
     return _update(ctx, SupportTicket, ticket["id"], {**values, "updated_at": ctx.world.now})

@@ -51,6 +51,8 @@ class Fidelity(_Data):
     places: dict[str, tuple[float, float]]
     hubs: dict[str, tuple[float, float]]
     states: dict[str, tuple[float, float]]
+    undoable_steps: dict[str, str]
+    """Handbook step patterns no tool can do -> what the handbook should point to instead."""
 
     def symptoms_in(self, text: str) -> list[tuple[str, Symptom]]:
         """The symptom families ``text`` describes."""

@@ -71,6 +71,7 @@ class Records:
         self.escalations = load(models.Escalation)
         self.resolutions = load(models.Resolution)
         self.messages = load(models.SlackMessage)
+        self.articles = load(models.KnowledgeBaseArticle)
         self.lines: dict[str, list[Row]] = {}
         for line in load(models.OrderLine).values():
             self.lines.setdefault(line["order_id"], []).append(line)
@@ -337,10 +338,22 @@ def ledger_claims(r: Records) -> list[Finding]:
     return found
 
 
+def handbook_steps(r: Records) -> list[Finding]:
+    """Every step the knowledge base prescribes can be done with the tools (``undoable_steps``)."""
+    found = []
+    for article in r.articles.values():
+        for pattern, instead in r.rules.undoable_steps.items():
+            step = re.search(pattern, article["body"], re.IGNORECASE)
+            if step:
+                found.append(Finding("handbook_steps", article["id"], f"asks to {step.group(0)!r}: {instead}"))
+    return found
+
+
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_exceptions,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
+    handbook_steps,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 
