@@ -103,6 +103,17 @@ def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_da
         "delivered on Labor Day (2025-09-01)"]
 
 
+def test_address_zips_flags_a_zip_of_another_state_and_a_non_state(world: World) -> None:
+    order, = pick(world, "address_zips", 'SELECT id FROM "order" ORDER BY id')
+    hawaii = {"label": "home", "line1": "1 Main St", "city": "Hilo", "state": "HI", "zip": "05564"}
+    found = injected(world, "address_zips", order,
+                     ('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(hawaii), order)))
+    assert [f.message for f in found] == ["zip 05564 is not a HI zip code (prefixes 967-968)"]
+    palau = {**hawaii, "state": "PW", "zip": "96940"}
+    world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(palau), order))
+    assert [f.message for f in lint(world) if f.entity_id == order] == ["ships to 'PW', which is not a US state or DC"]
+
+
 def test_handbook_steps_flags_steps_no_tool_can_do(world: World) -> None:
     article, body = pick(world, "handbook_steps", "SELECT id, body FROM knowledgebasearticle ORDER BY id")
     found = injected(world, "handbook_steps", article,

@@ -17,9 +17,10 @@ from corecraft.tasks.compile import CompiledTask, compile_task
 from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_task
 
 __all__ = ["Problem", "check_task", "replay_problems"]
-from corecraft.tasks.model import Task
+from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
 from corecraft.users import ScriptedUser
+from corecraft.world.fidelity import Fidelity
 from corecraft.world.recipe import RecipeError
 
 if TYPE_CHECKING:
@@ -54,7 +55,8 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines) -> lis
     with episode:
         if task.actor and episode.world.employee(task.actor) is None:
             return problem(("actor",), f"actor {task.actor!r} is not an employee in world {task.world.recipe}")
-        out: list[Problem] = []
+        fidelity = domain.seeds.fidelity
+        out = [p for i, step in enumerate(task.setup) for p in _setup_address_problems(i, step, fidelity, problem)]
         for i, call in enumerate(task.reference_solution.calls):
             result = episode.call(call.tool, call.args)
             if "error" in result:
@@ -62,6 +64,18 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines) -> lis
                 out += problem(("reference_solution", "calls", i), f"reference call {i + 1} ({call.tool}) fails: "
                                                                    f"{err['type']}: {err['message']}")
         return out + _conversation_problems(task, problem)
+
+
+def _setup_address_problems(index: int, step: SetupStep, fidelity: Fidelity,
+                            problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """A setup row's addresses hold together as the seeded world's do (``corecraft world lint``)."""
+    values = step.row if isinstance(step, SetupInsert) else step.set
+    key = "row" if isinstance(step, SetupInsert) else "set"
+    addresses = [*(("addresses", a) for a in values.get("addresses") or []),
+                 *((("shipping_address", values["shipping_address"]),) if values.get("shipping_address") else ())]
+    return [p for field, address in addresses if isinstance(address, dict)
+            and (wrong := fidelity.address_problem(address)) is not None
+            for p in problem(("setup", index, key, field), f"setup step {index + 1}: {field} {wrong}")]
 
 
 def _conversation_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:

@@ -8,6 +8,7 @@ that fit a ticket's issue, and the shipping geography (warehouses, hubs, state c
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
@@ -51,8 +52,26 @@ class Fidelity(_Data):
     places: dict[str, tuple[float, float]]
     hubs: dict[str, tuple[float, float]]
     states: dict[str, tuple[float, float]]
+    zip_prefixes: dict[str, list[tuple[int, int]]]
+    """The first three digits of each state's zip codes (inclusive ranges); the states we ship to."""
     undoable_steps: dict[str, str]
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
+
+    def address_problem(self, address: dict[str, Any]) -> str | None:
+        """What is wrong with a postal address (None: nothing): one of our states, a zip of that state."""
+        state, zip_code = address.get("state"), str(address.get("zip"))
+        ranges = self.zip_prefixes.get(str(state))
+        if ranges is None:
+            return f"ships to {state!r}, which is not a US state or DC"
+        if not (len(zip_code) == 5 and zip_code.isdigit() and any(lo <= int(zip_code[:3]) <= hi for lo, hi in ranges)):
+            spans = ", ".join(f"{lo:03d}-{hi:03d}" for lo, hi in ranges)
+            return f"zip {zip_code} is not a {state} zip code (prefixes {spans})"
+        return None
+
+    def zip_code(self, state: str, rng: random.Random) -> str:
+        """A zip code of ``state``, drawn from ``rng``."""
+        low, high = rng.choice(self.zip_prefixes[state])
+        return f"{rng.randint(low, high):03d}{rng.randint(0, 99):02d}"
 
     def symptoms_in(self, text: str) -> list[tuple[str, Symptom]]:
         """The symptom families ``text`` describes."""

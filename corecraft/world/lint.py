@@ -338,6 +338,14 @@ def ledger_claims(r: Records) -> list[Finding]:
     return found
 
 
+def address_zips(r: Records) -> list[Finding]:
+    """Addresses are in one of the 50 states or DC, and the zip code belongs to that state (``zip_prefixes``)."""
+    owned = [*((c["id"], a) for c in r.customers.values() for a in c["addresses"]),
+             *((o["id"], o["shipping_address"]) for o in r.orders.values())]
+    return [Finding("address_zips", owner, problem) for owner, address in owned
+            if (problem := r.rules.address_problem(address)) is not None]
+
+
 def handbook_steps(r: Records) -> list[Finding]:
     """Every step the knowledge base prescribes can be done with the tools (``undoable_steps``)."""
     found = []
@@ -353,7 +361,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_exceptions,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
-    handbook_steps,
+    address_zips, handbook_steps,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

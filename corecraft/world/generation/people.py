@@ -105,8 +105,13 @@ class PeopleMixin(GeneratorBase):
         }
 
     def address(self, label: str) -> dict[str, str]:
-        return {
-            "label": label, "line1": self.fake.street_address(), "city": self.fake.city(),
-            "state": self.fake.state_abbr(include_territories=False), "zip": self.fake.zipcode(),
-        }
+        """A street address in one of the 50 states or DC, with a zip code of that state.
 
+        Faker is drawn exactly as before (its stream feeds later names and texts); the state and the
+        zip are then settled with address-local randomness."""
+        line1, city = self.fake.street_address(), self.fake.city()
+        drawn = self.fake.state_abbr(include_territories=False)
+        self.fake.zipcode()
+        local, zips = self.local_rng("address", line1, city), self.seeds.fidelity
+        state = drawn if drawn in zips.zip_prefixes else local.choice(sorted(zips.zip_prefixes))
+        return {"label": label, "line1": line1, "city": city, "state": state, "zip": zips.zip_code(state, local)}
