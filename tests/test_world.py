@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "bcaee122fb10830353240505e083fd24e0b82be97846ad092b815f822ffe0960"
+DEFAULT_WORLD_HASH = "77cdafa76d57ab8aed3ad2e4db2329962265479767287f82494750405a6b3300"
 
 
 @pytest.mark.slow

@@ -103,6 +103,19 @@ def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_da
         "delivered on Labor Day (2025-09-01)"]
 
 
+def test_product_launches_flags_an_order_and_a_ticket_before_the_release(world: World) -> None:
+    line, order = pick(world, "product_launches", "SELECT l.id, l.order_id FROM orderline l JOIN \"order\" o "
+                       "ON o.id = l.order_id WHERE o.created_at < '2025-06-01' ORDER BY l.id")
+    gpu, name = one(world, "SELECT id, name FROM product WHERE json_extract(specs, '$.released') = "
+                           "(SELECT max(json_extract(specs, '$.released')) FROM product WHERE category = 'gpu')")
+    found = injected(world, "product_launches", order, ("UPDATE orderline SET product_id = ? WHERE id = ?", (gpu, line)))
+    assert len(found) == 1 and found[0].message.startswith(f"orders {gpu} on 2025-")
+    ticket, = pick(world, "product_launches", "SELECT id FROM supportticket WHERE created_at < '2025-06-01' ORDER BY id")
+    asked = injected(world, "product_launches", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (f"Is the {name} any good?", ticket)))
+    assert len(asked) == 1 and asked[0].message.startswith(f"names {name} on ")
+
+
 def test_address_zips_flags_a_zip_of_another_state_and_a_non_state(world: World) -> None:
     order, = pick(world, "address_zips", 'SELECT id FROM "order" ORDER BY id')
     hawaii = {"label": "home", "line1": "1 Main St", "city": "Hilo", "state": "HI", "zip": "05564"}

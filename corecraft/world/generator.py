@@ -44,7 +44,7 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.outcomes()
         self.knowledge_base()
         self.slack()
-        self.date_builds_before_orders()
+        self.date_builds()
         return self.rows
 
 

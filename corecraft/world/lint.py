@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from corecraft.world import db, models
@@ -338,6 +338,29 @@ def ledger_claims(r: Records) -> list[Finding]:
     return found
 
 
+def product_launches(r: Records) -> list[Finding]:
+    """Nothing is ordered, built or talked about before the product came out (``specs.released``)."""
+    def launch(product: Row) -> date:
+        return date.fromisoformat(product["specs"]["released"])
+
+    found = []
+    for order in r.orders.values():
+        day = order["created_at"].astimezone(r.tz).date()
+        found += [Finding("product_launches", order["id"], f"orders {p['id']} on {day}, before its release "
+                          f"({launch(p)})") for ln in r.lines.get(order["id"], [])
+                  if launch(p := r.products[ln["product_id"]]) > day]
+    for build in r.builds.values():
+        day = build["created_at"].astimezone(r.tz).date()
+        found += [Finding("product_launches", build["id"], f"holds {pid}, saved {day} before its release "
+                          f"({launch(r.products[pid])})") for pid in r.parts.get(build["id"], [])
+                  if launch(r.products[pid]) > day]
+    for entity_id, text, when, _ in r.texts():
+        day = when.astimezone(r.tz).date()
+        found += [Finding("product_launches", entity_id, f"names {p['name']} on {day}, before its release "
+                          f"({launch(p)})") for p in r.named_products(text) if launch(p) > day]
+    return found
+
+
 def address_zips(r: Records) -> list[Finding]:
     """Addresses are in one of the 50 states or DC, and the zip code belongs to that state (``zip_prefixes``)."""
     owned = [*((c["id"], a) for c in r.customers.values() for a in c["addresses"]),
@@ -361,7 +384,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_exceptions,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
-    address_zips, handbook_steps,
+    product_launches, address_zips, handbook_steps,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

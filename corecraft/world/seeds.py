@@ -29,6 +29,7 @@ class ProductSeed(_Seed):
     brand: str
     category: Category
     price: float = Field(gt=0)
+    released: date = Field(description="The first day it could be bought (a prebuilt's: its newest part's).")
     description: str
     inventory: dict[str, int]
     specs: dict[str, Any]

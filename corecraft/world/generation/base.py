@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -98,6 +98,10 @@ class GeneratorBase:
             "employee": self.rng.choice(self.rows[m.Employee])["name"].split()[0],
             "warehouse": self.rng.choice(WAREHOUSES), "date": when.astimezone(self.tz).date().isoformat(),
         }
+
+    def launched(self, product: dict[str, Any], when: datetime) -> bool:
+        """Whether ``product`` could be bought (or asked about) at ``when``: on or after its release."""
+        return date.fromisoformat(product["specs"]["released"]) <= when.astimezone(self.tz).date()
 
     def lines_by_order(self) -> dict[str, list[dict[str, Any]]]:
         """The generated order lines grouped by order id."""

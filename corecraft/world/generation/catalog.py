@@ -25,7 +25,8 @@ class CatalogMixin(GeneratorBase):
             rows.append({
                 "id": item.sku, "sku": item.sku, "name": item.name, "brand": item.brand,
                 "category": item.category, "price": item.price, "description": item.description,
-                "specs": item.specs, "warranty_months": self.policy.warranty_months[item.category],
+                "specs": {**item.specs, "released": item.released.isoformat()},
+                "warranty_months": self.policy.warranty_months[item.category],
                 "inventory": {w: item.inventory.get(w, 0) for w in WAREHOUSES},
                 "stock_status": "out_of_stock" if stock == 0 else "low_stock" if stock <= 5 else "in_stock",
             })

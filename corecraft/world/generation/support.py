@@ -121,6 +121,10 @@ class SupportMixin(GeneratorBase):
                 product = products[self.rng.choice(lines_by_order[order["id"]])["product_id"]]
             else:
                 product = self.rng.choice(self.rows[m.Product])
+                if not self.launched(product, t["created_at"]):  # asked about before it came out: its nearest peer
+                    out = [p for p in self.rows[m.Product] if self.launched(p, t["created_at"])]
+                    peers = [p for p in out if p["category"] == product["category"]] or out
+                    product = min(peers, key=lambda p: (abs(p["price"] - product["price"]), p["id"]))
             ship = ships.get(t["order_id"]) if t["order_id"] else None
             values = self.placeholders(t.pop("_customer"), order, product, ship, t["id"], t["created_at"])
             drawn = t.pop("_phrase")
@@ -168,7 +172,8 @@ class SupportMixin(GeneratorBase):
         allowed = rules.allowed_categories(template)
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku", "brand"))
         if names_product and allowed is not None and product["category"] not in allowed:
-            fitting = [p for p in (story.lines if story.order else self.rows[m.Product]) if p["category"] in allowed]
+            fitting = [p for p in (story.lines if story.order else self.rows[m.Product])
+                       if p["category"] in allowed and self.launched(p, t["created_at"])]
             if not fitting:
                 return None
             product = rng.choice(fitting)
