@@ -16,6 +16,7 @@ from corecraft.cli.main import app
 from corecraft.domain import default_domain
 from corecraft.paths import content
 from corecraft.tasks import check
+from corecraft.tasks.library import TaskLibrary
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = FIXTURES / "broken_tasks"
@@ -108,3 +109,32 @@ def test_cli_check_passes_on_the_good_tasks() -> None:
 def test_cli_check_reports_a_missing_path() -> None:
     result = runner.invoke(app, ["tasks", "check", str(FIXTURES / "no_such.yaml")])
     assert result.exit_code == 2 and "no such file or folder" in result.output
+
+
+# -- the facts lock -------------------------------------------------------------------------------
+def _library_with(tmp_path: Path, text: str) -> tuple[TaskLibrary, Path]:
+    (tmp_path / "train").mkdir()
+    path = tmp_path / "train" / "good_task.yaml"
+    path.write_text(text, encoding="utf-8")
+    return TaskLibrary(tmp_path, default_domain()), path
+
+
+def test_a_library_without_a_facts_lock_has_no_facts_check(tmp_path: Path) -> None:
+    library, _ = _library_with(tmp_path, GOOD.read_text(encoding="utf-8"))
+    assert library.facts() is None and library.problems() == []
+
+
+def test_the_facts_lock_reports_unlocked_tasks_and_tasks_whose_world_moved(tmp_path: Path) -> None:
+    text = GOOD.read_text(encoding="utf-8")
+    library, path = _library_with(tmp_path, text)
+    library.facts_path.write_text("{}", encoding="utf-8")
+    assert [p.message.split(":")[0] for p in library.problems()] == ["its facts are not locked"]
+    result = CliRunner().invoke(app, ["tasks", "lock", "--root", str(tmp_path)])
+    assert result.exit_code == 0 and "locked the facts of 1 task" in result.output
+    assert library.problems() == []
+    customer = default_domain().store.open("tiny").conn.execute(
+        "SELECT id FROM customer WHERE email = 'jesse.hall@yahoo.com'").fetchone()[0]
+    moved_world = f"setup:\n  - update: Customer\n    id: {customer}\n    set: {{phone: '(555) 010-4242'}}\n"
+    path.write_text(text.replace("setup:\n", moved_world, 1), encoding="utf-8")  # what search_customers returns moves
+    moved = library.problems()
+    assert len(moved) == 1 and moved[0].message.startswith("what the reference's tool calls return changed")

@@ -1,4 +1,4 @@
-"""``corecraft tasks list|show|check|schema|new|split|stats|audit``: browse, validate and author the task library.
+"""``corecraft tasks list|show|check|lock|schema|new|split|stats|audit``: browse, validate and author the task library.
 
 Every command reads the task folders under ``--root`` (default: the packaged ``tasks/``). Unlike
 the training helpers, these commands cover all three splits unless ``--split`` narrows them: they
@@ -189,6 +189,29 @@ def check(paths: Annotated[list[Path] | None, typer.Argument(help="Task files or
         console.print(f"[red]{len(problems)} problem(s) in {bad} of {len(files)} file(s)[/red]")
         raise typer.Exit(1)
     console.print(f"[green]{len(files)} file{'' if len(files) == 1 else 's'} OK[/green]")
+
+
+@app.command()
+def lock(targets: Annotated[list[str] | None, typer.Argument(
+             metavar="[ID|PATH]...", help="Task ids, files or folders; default every task.")] = None,
+         root: RootOpt = None) -> None:
+    """Record that these tasks' facts were verified against the world as it is now.
+
+    Writes the digest of what each reference's tool calls return to the library's facts.lock.json;
+    `tasks check` then reports any task whose digest moves (the world or a tool changed under it).
+    Run it only after re-reading each task's prompt, reference reply and rubric against the world.
+    """
+    library = _library(root)
+    try:
+        named = [Path(t) if Path(t).exists() else library.path(t) for t in targets] if targets else None
+    except KeyError as exc:
+        raise _fail(str(exc.args[0])) from None
+    paths = _files(named, root)
+    try:
+        fresh = library.lock(paths)
+    except TaskError as exc:
+        raise _fail("\n".join(str(p) for p in exc.problems), 1) from None
+    console.print(f"locked the facts of {len(fresh)} task{'' if len(fresh) == 1 else 's'} in {_shown(library.facts_path)}")
 
 
 def schema_json() -> str:

@@ -3,20 +3,28 @@
 :func:`check_task` loads and compiles one file, then applies its setup, checks its actor and
 replays its reference solution through the real tools (in a conversation task, against its scripted
 customer too); every problem is reported as ``file:line: sentence``.
+
+A library with a facts lock (``facts.lock.json`` beside the split folders) also proves that each task's
+facts were verified against the world as it is: the lock holds a digest of each reference call and what
+it returned, and a task whose calls return something else (the world or a tool changed under it) or
+that was never locked is a problem, naming the calls that moved, until someone re-verifies its prompt,
+reference reply and rubric and runs ``corecraft tasks lock``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from corecraft.episode import Episode
 from corecraft.grading.transcript import DialogueTurn
 from corecraft.tasks.compile import CompiledTask, compile_task
 from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_task
 
-__all__ = ["Problem", "check_task", "replay_problems"]
+__all__ = ["Problem", "check_task", "facts_digest", "replay_facts", "replay_problems"]
 from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
 from corecraft.users import ScriptedUser
@@ -27,19 +35,52 @@ if TYPE_CHECKING:
     from corecraft.domain import Domain
 
 
-def check_task(path: Path, domain: Domain, replay: bool = True) -> list[Problem]:
-    """Every problem with one task file (empty list: the file is good)."""
+def check_task(path: Path, domain: Domain, replay: bool = True,
+               facts: Mapping[str, list[str]] | None = None) -> list[Problem]:
+    """Every problem with one task file (empty list: the file is good); ``facts`` is the library's lock."""
     try:
         task, lines = read_task(path)
         compiled = compile_task(task, domain.toolkit, domain.rubrics, path=path, lines=lines,
                                 text=path.read_text(encoding="utf-8"))
     except TaskError as exc:
         return exc.problems
-    return replay_problems(compiled, domain, lines) if replay else []
+    return replay_problems(compiled, domain, lines, facts) if replay else []
 
 
-def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines) -> list[Problem]:
-    """Setup, actor and reference replay, in the task's real world."""
+Replayed = list[tuple[str, dict[str, Any], dict[str, Any]]]
+"""A reference replay: each call's tool, arguments and result, in order."""
+
+
+def _replay(episode: Episode, task: Task) -> Replayed:
+    return [(c.tool, c.args, episode.call(c.tool, c.args)) for c in task.reference_solution.calls]
+
+
+def facts_digest(replayed: Replayed) -> list[str]:
+    """The digest of a reference replay: one short digest per call, of the call and what it returned."""
+    return [hashlib.sha256(json.dumps(call, sort_keys=True, default=str).encode()).hexdigest()[:12] for call in replayed]
+
+
+def _moved(locked: list[str], replayed: Replayed) -> str | None:
+    """Which reference calls return something else than when the facts were locked (None: nothing moved)."""
+    digests = facts_digest(replayed)
+    if len(locked) != len(digests):
+        return f"its reference solution has {len(digests)} calls, {len(locked)} when its facts were locked"
+    moved = [f"{i + 1} ({replayed[i][0]})" for i, (old, new) in enumerate(zip(locked, digests, strict=True)) if old != new]
+    if not moved:
+        return None
+    return f"reference call{'s' if len(moved) > 1 else ''} {', '.join(moved)} return{'' if len(moved) > 1 else 's'} " \
+           "something else than when its facts were locked (the world or a tool moved)"
+
+
+def replay_facts(compiled: CompiledTask, domain: Domain) -> list[str]:
+    """The facts digest of a task's reference solution in its world (what ``corecraft tasks lock`` records)."""
+    with Episode(compiled, domain) as episode:
+        return facts_digest(_replay(episode, compiled.task))
+
+
+def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
+                    facts: Mapping[str, list[str]] | None = None) -> list[Problem]:
+    """Setup, actor and reference replay, in the task's real world; with ``facts``, the locked digest too."""
     name = str(compiled.path or f"<task {compiled.id}>")
 
     def problem(loc: tuple[object, ...], message: str) -> list[Problem]:
@@ -57,13 +98,22 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines) -> lis
             return problem(("actor",), f"actor {task.actor!r} is not an employee in world {task.world.recipe}")
         fidelity = domain.seeds.fidelity
         out = [p for i, step in enumerate(task.setup) for p in _setup_address_problems(i, step, fidelity, problem)]
-        for i, call in enumerate(task.reference_solution.calls):
-            result = episode.call(call.tool, call.args)
+        replayed = _replay(episode, task)
+        for i, (tool, _, result) in enumerate(replayed):
             if "error" in result:
                 err = result["error"]
-                out += problem(("reference_solution", "calls", i), f"reference call {i + 1} ({call.tool}) fails: "
+                out += problem(("reference_solution", "calls", i), f"reference call {i + 1} ({tool}) fails: "
                                                                    f"{err['type']}: {err['message']}")
-        return out + _conversation_problems(task, problem)
+        out += _conversation_problems(task, problem)
+    if facts is not None:
+        locked = facts.get(task.id)
+        if locked is None:
+            out += problem(("id",), f"its facts are not locked: verify the prompt, reference reply and rubric against "
+                                    f"the world, then run `corecraft tasks lock {task.id}`")
+        elif (moved := _moved(locked, replayed)) is not None:
+            out += problem(("id",), f"{moved}: re-verify the prompt, reference reply and rubric, then run "
+                                    f"`corecraft tasks lock {task.id}`")
+    return out
 
 
 def _setup_address_problems(index: int, step: SetupStep, fidelity: Fidelity,

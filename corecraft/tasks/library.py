@@ -9,13 +9,14 @@ default split (None) is train + dev. Every function that returns tasks returns
 from __future__ import annotations
 
 import hashlib
+import json
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from corecraft.tasks.check import check_task
+from corecraft.tasks.check import check_task, replay_facts
 from corecraft.tasks.compile import CompiledTask, compile_task
 from corecraft.tasks.loader import SPLITS, Problem, TaskError, read_task, task_files
 from corecraft.tasks.model import ArgFormat, DbDiff, Include, LlmJudge
@@ -33,6 +34,27 @@ class TaskLibrary:
         self.root = root
         self.domain = domain
         self._compiled: dict[Path, tuple[int, CompiledTask]] = {}
+
+    @property
+    def facts_path(self) -> Path:
+        """The facts lock: task id -> a digest per reference call of the call and what it returns (opt-in: a
+        library without the file has no facts check)."""
+        return self.root / "facts.lock.json"
+
+    def facts(self) -> dict[str, list[str]] | None:
+        """The facts lock, or None when the library has none."""
+        if not self.facts_path.exists():
+            return None
+        return dict(json.loads(self.facts_path.read_text(encoding="utf-8")))
+
+    def lock(self, paths: Sequence[Path]) -> dict[str, list[str]]:
+        """Record the facts digest of each task (after its facts were verified); returns what was written."""
+        locked = self.facts() or {}
+        fresh = {(task := self.load(path)).id: replay_facts(task, self.domain) for path in paths}
+        locked.update(fresh)
+        lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(locked.items())]
+        self.facts_path.write_text("{\n" + ",\n".join(lines) + "\n}\n", encoding="utf-8")
+        return fresh
 
     def files(self, split: str | None = None) -> list[Path]:
         """Task files of one split (train + dev when None), sorted."""
@@ -84,11 +106,14 @@ class TaskLibrary:
 
     def problems(self, paths: Sequence[Path] | None = None, replay: bool = True,
                  each: Callable[[list[Path]], Iterable[Path]] = iter) -> list[Problem]:
-        """Every problem in the files (all splits by default): per file, then across files (a task id
-        used twice; a family spanning two splits, which would leak a template into evaluation).
+        """Every problem in the files (all splits by default): per file (the facts lock applies to the
+        library's own files), then across files (a task id used twice; a family spanning two splits,
+        which would leak a template into evaluation).
         ``each`` wraps the per-file loop (e.g. with a progress bar)."""
         files = list(paths) if paths is not None else [p for s in SPLITS for p in self.files(s)]
-        problems = [p for path in each(files) for p in check_task(path, self.domain, replay=replay)]
+        facts, root = self.facts(), self.root.resolve()
+        problems = [p for path in each(files) for p in check_task(
+            path, self.domain, replay=replay, facts=facts if path.resolve().is_relative_to(root) else None)]
         bad = {p.file for p in problems}
         by_id: dict[str, Path] = {}
         family_splits: dict[str, dict[str, Path]] = {}
