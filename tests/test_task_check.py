@@ -37,6 +37,8 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "unknown_include": (36, "include 'no_private_data_leek' is not in rubrics/ — did you mean 'no_private_data_leak'?"),
     "setup_unknown_table": (8, "setup step 1: unknown table 'SupportTickt'"),
     "setup_bad_foreign_key": (8, "setup step 1: SupportTicket.assignee_id: no Employee with id 'emp-999'"),
+    "reference_misses_criterion": (22, "the reference solution does not meet criterion 'escalated': Escalation "
+                                       "esc-250915-001: destination 'engineering' != 'billing'"),
     "reference_call_errors": (17, "reference call 2 (create_escalation) fails: policy_violation: technical escalations "
                                   "are routed to engineering, not billing"),
     "duplicate_criterion_id": (28, "criterion id 'escalated' is used twice"),
@@ -137,4 +139,4 @@ def test_the_facts_lock_reports_unlocked_tasks_and_tasks_whose_world_moved(tmp_p
     moved_world = f"setup:\n  - update: Customer\n    id: {customer}\n    set: {{phone: '(555) 010-4242'}}\n"
     path.write_text(text.replace("setup:\n", moved_world, 1), encoding="utf-8")  # what search_customers returns moves
     moved = library.problems()
-    assert len(moved) == 1 and moved[0].message.startswith("what the reference's tool calls return changed")
+    assert [p.message.split(" than ")[0] for p in moved] == ["reference call 1 (search_customers) returns something else"]

@@ -2,7 +2,9 @@
 
 :func:`check_task` loads and compiles one file, then applies its setup, checks its actor and
 replays its reference solution through the real tools (in a conversation task, against its scripted
-customer too); every problem is reported as ``file:line: sentence``.
+customer too), and proves the task on its deterministic criteria: the reference meets every one,
+doing nothing fails, and every minefield trips on its trigger. Every problem is reported as
+``file:line: sentence``.
 
 A library with a facts lock (``facts.lock.json`` beside the split folders) also proves that each task's
 facts were verified against the world as it is: the lock holds a digest of each reference call and what
@@ -15,11 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from corecraft.episode import Episode
+from corecraft.grading.grader import NoJudgeWarning
 from corecraft.grading.transcript import DialogueTurn
 from corecraft.tasks.compile import CompiledTask, compile_task
 from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_task
@@ -105,6 +109,8 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
                 out += problem(("reference_solution", "calls", i), f"reference call {i + 1} ({tool}) fails: "
                                                                    f"{err['type']}: {err['message']}")
         out += _conversation_problems(task, problem)
+    if not out:
+        out += _proof_problems(compiled, domain, problem)
     if facts is not None:
         locked = facts.get(task.id)
         if locked is None:
@@ -126,6 +132,34 @@ def _setup_address_problems(index: int, step: SetupStep, fidelity: Fidelity,
     return [p for field, address in addresses if isinstance(address, dict)
             and (wrong := fidelity.address_problem(address)) is not None
             for p in problem(("setup", index, key, field), f"setup step {index + 1}: {field} {wrong}")]
+
+
+def _proof_problems(compiled: CompiledTask, domain: Domain,
+                    problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """The task proves itself on its deterministic criteria: the reference meets every one and trips no
+    minefield, doing nothing fails, and each minefield trips on its trigger."""
+    out: list[Problem] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoJudgeWarning)  # llm_judge criteria are left ungraded here on purpose
+        graded = domain.replay_reference(compiled)
+        rubric = {getattr(item, "id", None): ("rubric", i) for i, item in enumerate(compiled.task.rubric)}
+        mines = {m.id: ("minefields", i) for i, m in enumerate(compiled.task.minefields)}
+        out += [p for c in graded.criteria if c.status == "not_met"
+                for p in problem(rubric.get(c.id, ("rubric",)),
+                                 f"the reference solution does not meet criterion {c.id!r}: {c.reason}")]
+        out += [p for m in graded.minefields if m.tripped
+                for p in problem(mines[m.id], f"the reference solution trips minefield {m.id!r}: {m.reason}")]
+        with Episode(compiled, domain) as episode:
+            if episode.finish("").passed:
+                out += problem(("rubric",), "an agent that does nothing passes: add a criterion it fails")
+        for i, mine in enumerate(compiled.task.minefields):
+            with Episode(compiled, domain) as episode:
+                for call in mine.trigger:
+                    episode.call(call.tool, call.args)
+                if not any(m.id == mine.id and m.tripped
+                           for m in episode.finish(compiled.task.reference_solution.reply).minefields):
+                    out += problem(("minefields", i), f"minefield {mine.id!r} does not trip on its trigger")
+    return out
 
 
 def _conversation_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
