@@ -6,6 +6,7 @@ LLM judge criteria live in :mod:`corecraft.grading.judge`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,8 @@ from functools import cached_property
 from typing import Any
 
 from corecraft.grading.diff import TableDiff, world_diff
-from corecraft.grading.reply import Reading, asserts, mentions_name, tool_payload_in
+from corecraft.grading.figures import Figure, conflicts
+from corecraft.grading.reply import Reading, asserts, has_sentence, mentions_name, tool_payload_in
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import (
     ArgFormat,
@@ -42,6 +44,8 @@ class Evidence:
     start: Snapshot
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
     reference_reply: str = ""  # the task's reference reply, the yardstick of max_chars_vs_reference
+    reference_answer: str = ""  # the reference's last word (its reply, or a conversation's last message): one_answer
+    prompt: str = ""  # the request the agent was given: part of the records a figure may come from
 
     @cached_property
     def reading(self) -> Reading:
@@ -51,6 +55,23 @@ class Evidence:
     @cached_property
     def diff(self) -> dict[str, TableDiff]:
         return world_diff(self.world.conn, self.start)
+
+    def in_records(self, figure: Figure, today: date) -> bool:
+        """Whether the prompt or a tool result the agent read holds this figure's value (any way it is written)."""
+        if figure.kind == "date":
+            return date.fromordinal(int(figure.value)) in self._record_dates(today)
+        return any(abs(v - figure.value) <= 0.005 for v in self.record_numbers)
+
+    @cached_property
+    def record_text(self) -> str:
+        return "\n".join([self.prompt, *(json.dumps(c.result, default=str) for c in self.transcript.calls)])
+
+    @cached_property
+    def record_numbers(self) -> list[float]:
+        return numbers_in(self.record_text)
+
+    def _record_dates(self, today: date) -> frozenset[date]:
+        return Reading(self.record_text).dates(today)
 
     def rows(self, table: str, where: Where) -> list[dict[str, Any]]:
         """Decoded rows of ``table`` matching ``where``; plain equalities are filtered in SQL."""
@@ -89,6 +110,8 @@ def db_assert(c: DbAssert, ev: Evidence) -> Outcome:
 
 def db_diff(c: DbDiff, ev: Evidence) -> Outcome:
     for table, change in ev.diff.items():
+        if table in c.ignore:
+            continue
         allowed = c.allow.get(table)
         if allowed is None:
             return False, f"{table} changed but no change is allowed there ({_change_text(change)})"
@@ -107,7 +130,7 @@ def db_diff(c: DbDiff, ev: Evidence) -> Outcome:
                                ("deleted", len(change.deleted), allowed.deleted)):
             if not rule.ok(n):
                 return False, f"{table}: {n} row(s) {label}, expected {rule.describe()}"
-    changed = ", ".join(f"{t} ({_change_text(d)})" for t, d in ev.diff.items()) or "nothing"
+    changed = ", ".join(f"{t} ({_change_text(d)})" for t, d in ev.diff.items() if t not in c.ignore) or "nothing"
     return True, f"only allowed changes: {changed}"
 
 
@@ -236,6 +259,13 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
         for n in reading.tied_numbers(want.labels, want.unit, want.window):
             if n is not None and abs(n - want.value) > want.tol + 1e-9:
                 return False, f"reply states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
+    if c.one_answer:
+        today = ev.world.now.date()
+        other = conflicts(text, ev.reference_answer, today, lambda f: ev.in_records(f, today))
+        if other:
+            return False, f"reply gives another answer: {'; '.join(other[:3])}"
+    if c.sentences and not has_sentence(text):
+        return False, "reply is a bare list of values, with no sentence"
     if c.no_tool_payload:
         pasted = tool_payload_in(text)
         if pasted:

@@ -89,6 +89,9 @@ class DbDiff(_Criterion):
 
     kind: Literal["db_diff"]
     allow: dict[str, TableChange] = Field(default_factory=dict, description="Model name -> allowed change.")
+    ignore: list[str] = Field(default_factory=list, description="Model names whose changes this criterion does not "
+                                                                "judge (the derived no_collateral_writes gate ignores "
+                                                                "Slack posts).")
 
 
 class ToolCalled(_Criterion):
@@ -185,6 +188,11 @@ class FinalReply(_Criterion):
     if_labelled: list[LabelledNumber] = Field(default_factory=list, description="Wherever the reply ties a number to "
                                               "the label, it is the value; stating none is fine, and numbers elsewhere "
                                               "in the reply do not count.")
+    one_answer: bool = Field(default=False, description="The reply gives no other value for a fact the reference reply "
+                             "states: no figure or date, next to a word the reference ties one to, that the reference "
+                             "does not give (a hedge between two answers fails; see corecraft/grading/figures.py).")
+    sentences: bool = Field(default=False, description="The reply holds at least one sentence: a bare list of ids, "
+                                                       "names and numbers fails.")
     no_tool_payload: bool = Field(default=False, description="The reply holds no pasted tool output: no JSON object, "
                                   "error payload or run of quoted keys.")
     max_chars_vs_reference: float | None = Field(default=None, gt=0, description="The reply is at most this many "
