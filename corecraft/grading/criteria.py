@@ -84,9 +84,10 @@ class Evidence:
         rest = {k: m for k, m in where.items() if k not in sql_eq}
         return [r for r in rows if all(m.matches(r.get(k)) for k, m in rest.items())]
 
-    def matching_calls(self, tool: str, args: Where, include_errors: bool) -> list[int]:
+    def matching_calls(self, tool: str | list[str], args: Where, include_errors: bool) -> list[int]:
+        names = {tool} if isinstance(tool, str) else set(tool)
         return [i for i, c in enumerate(self.transcript.calls)
-                if c.name == tool and (include_errors or c.ok) and _args_match(c, args)]
+                if c.name in names and (include_errors or c.ok) and _args_match(c, args)]
 
 
 def _args_match(call: CallRecord, args: Where) -> bool:
@@ -138,8 +139,8 @@ def tool_called(c: ToolCalled, ev: Evidence) -> Outcome:
     hits = ev.matching_calls(c.tool, c.args, c.include_errors)
     ev.first_call[c.id] = hits[0] if hits else None
     if not c.count.ok(len(hits)):
-        return False, f"{len(hits)} matching {c.tool} call(s), expected {c.count.describe()}"
-    return True, f"{len(hits)} matching {c.tool} call(s)"
+        return False, f"{len(hits)} matching {c.tools_text} call(s), expected {c.count.describe()}"
+    return True, f"{len(hits)} matching {c.tools_text} call(s)"
 
 
 def order_holds(c: ToolCalled, ev: Evidence) -> Outcome:
@@ -152,7 +153,7 @@ def order_holds(c: ToolCalled, ev: Evidence) -> Outcome:
         if mine is None or theirs is None:
             return False, f"cannot order against {other}: one of the calls never happened"
         if (mine < theirs) != want_before:
-            return False, f"{c.tool} came {'after' if want_before else 'before'} {other}"
+            return False, f"{c.tools_text} came {'after' if want_before else 'before'} {other}"
     return True, ""
 
 

@@ -140,7 +140,11 @@ def _check_criterion(check: _Checker, loc: tuple[Any, ...], item: Criterion) -> 
                         label)
         for k, table in enumerate(item.ignore):
             check.table((*loc, "ignore", k), table, {}, label)
-    elif isinstance(item, ToolCalled | ToolNotCalled):
+    elif isinstance(item, ToolCalled):
+        for tool in item.tools:
+            check.tool((*loc, "tool"), tool, label)
+            check.args(tool, _keys((*loc, "args"), item.args), label)
+    elif isinstance(item, ToolNotCalled):
         check.tool((*loc, "tool"), item.tool, label)
         check.args(item.tool, _keys((*loc, "args"), item.args), label)
     elif isinstance(item, ArgFormat):

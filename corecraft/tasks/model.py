@@ -98,12 +98,20 @@ class ToolCalled(_Criterion):
     """A tool was called (successfully, unless include_errors) with matching arguments."""
 
     kind: Literal["tool_called"]
-    tool: str
+    tool: str | list[str] = Field(description="The tool, or every tool that yields the fact (a call to any one counts).")
     args: Where = Field(default_factory=dict, description="Argument name -> matcher.")
     count: Count = Field(default_factory=lambda: Count(min=1))
     include_errors: bool = Field(default=False, description="Count calls that returned an error too.")
     before: str | None = Field(default=None, description="Id of a tool_called criterion whose first call comes later.")
     after: str | None = Field(default=None, description="Id of a tool_called criterion whose first call comes earlier.")
+
+    @property
+    def tools(self) -> list[str]:
+        return [self.tool] if isinstance(self.tool, str) else list(self.tool)
+
+    @property
+    def tools_text(self) -> str:
+        return " or ".join(self.tools)
 
 
 class ToolNotCalled(_Criterion):
