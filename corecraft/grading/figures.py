@@ -62,7 +62,7 @@ class Figure:
     value: float
     label: str | None
     shown: str
-    after: str | None = None  # the word right after it in its clause ("mm" in "322 mm"), if a word follows
+    after: str | None = None  # the content word right after it in its clause ("mm" in "322 mm"), if one follows
 
     @property
     def key(self) -> tuple[Kind, str | None, str | None]:
@@ -74,8 +74,9 @@ def _stem(word: str) -> str:
     return word.removesuffix("'s").removesuffix("’s").removesuffix("s")
 
 
-def _content(word: str) -> bool:
-    return len(word) >= 3 and word not in _SMALL_WORDS and word not in NUMBER_WORDS and not word.endswith(("n't", "n’t"))
+def _content(word: str, shortest: int = 3) -> bool:
+    """A word that can say what a figure is about (a unit after a figure may be short: "mm", "gb")."""
+    return len(word) >= shortest and word not in _SMALL_WORDS and word not in NUMBER_WORDS and not word.endswith(("n't", "n’t"))
 
 
 def figures(text: str, today: date) -> list[Figure]:
@@ -97,7 +98,8 @@ def figures(text: str, today: date) -> list[Figure]:
         for m in _PIECE.finditer(part):
             word = m.group("word")
             if waiting is not None:
-                out.append(replace(waiting, after=_stem(word.casefold())) if word is not None else waiting)
+                after = word.casefold() if word is not None else ""
+                out.append(replace(waiting, after=_stem(after)) if _content(after, shortest=1) else waiting)
                 waiting = None
             if word is not None:
                 lowered = word.casefold()
