@@ -39,8 +39,9 @@ RubricLibrary = Mapping[str, Mapping[str, Any]]
 """Named reusable criteria (``rubrics/*.yaml``): name -> criterion fields."""
 
 DEFAULT_CRITERIA = ("reply_hygiene", "one_answer")
-"""Library criteria every task is graded on unless it opts out (``reply_hygiene: false``) or includes
-them itself: a reward that pasting tool output can earn would teach a learner to paste."""
+"""Library criteria every task is graded on unless it opts out (``reply_hygiene: false``, which also drops the
+derived ``no_collateral_writes`` gate) or includes them itself: a reward that pasting tool output or
+hedging between two answers can earn would teach a learner to paste or hedge."""
 
 
 HARMLESS_WRITES = ("SlackMessage",)
@@ -198,10 +199,10 @@ def compile_task(task: Task, toolkit: Toolkit, rubrics: RubricLibrary, *, path: 
             if name in rubrics and name not in ids:
                 criteria.append(_resolve(Include(kind="include", name=name), rubrics))
                 ids.append(name)
-    gate = collateral_gate(criteria)
-    if gate is not None and gate.id not in ids:
-        criteria.append(gate)
-        ids.append(gate.id)
+        gate = collateral_gate(criteria)
+        if gate is not None and gate.id not in ids:
+            criteria.append(gate)
+            ids.append(gate.id)
     called = [c.id for c in criteria if isinstance(c, ToolCalled)]
     for i, item in enumerate(task.rubric):
         if isinstance(item, ToolCalled):
