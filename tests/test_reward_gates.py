@@ -16,7 +16,7 @@ import yaml
 import corecraft
 from corecraft.domain import default_domain
 from corecraft.grading.figures import conflicts, figures
-from corecraft.grading.reply import has_sentence
+from corecraft.grading.reply import echoed_share, has_sentence
 from corecraft.grading.result import GradeResult
 from corecraft.tasks.audit import EXPLOITS, EXPLOITS_BY_NAME, audit
 from corecraft.tasks.compile import CompiledTask
@@ -76,6 +76,14 @@ def test_a_bare_list_of_values_has_no_sentence() -> None:
     assert not has_sentence("")
     assert has_sentence("No, it won't fit: it is 168 mm tall.")
     assert has_sentence("Refunded $171.75 to your card.\n- ord-250818-003: the CPU")
+
+
+def test_an_echo_of_the_request_is_measured_by_its_repeated_word_runs() -> None:
+    request = "hey Mario, can you check whether the Noctua NH-D15 G2 fits the NR200P V2? yes/no please"
+    assert echoed_share(request, request) == 1.0
+    assert echoed_share("Hi! " + request, request) > 0.8
+    assert echoed_share("No: the Noctua NH-D15 G2 is 168 mm tall and the NR200P V2 takes 155 mm.", request) < 0.5
+    assert echoed_share("", request) == 0.0
 
 
 def _task(task_id: str, **changes: Any) -> Task:

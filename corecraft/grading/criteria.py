@@ -16,7 +16,7 @@ from typing import Any
 
 from corecraft.grading.diff import TableDiff, world_diff
 from corecraft.grading.figures import Figure, conflicts
-from corecraft.grading.reply import Reading, asserts, has_sentence, mentions_name, tool_payload_in
+from corecraft.grading.reply import Reading, asserts, echoed_share, has_sentence, mentions_name, tool_payload_in
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import (
     ArgFormat,
@@ -43,8 +43,7 @@ class Evidence:
     world: World
     start: Snapshot
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
-    reference_reply: str = ""  # the task's reference reply, the yardstick of max_chars_vs_reference
-    reference_answer: str = ""  # the reference's last word (its reply, or a conversation's last message): one_answer
+    reference_reply: str = ""  # the reference's reply (a conversation's last message): max_chars_vs_reference, one_answer
     prompt: str = ""  # the request the agent was given: part of the records a figure may come from
 
     @cached_property
@@ -262,11 +261,15 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
                 return False, f"reply states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
     if c.one_answer:
         today = ev.world.now.date()
-        other = conflicts(text, ev.reference_answer, today, lambda f: ev.in_records(f, today))
+        other = conflicts(text, ev.reference_reply, today, lambda f: ev.in_records(f, today))
         if other:
             return False, f"reply gives another answer: {'; '.join(other[:3])}"
     if c.sentences and not has_sentence(text):
         return False, "reply is a bare list of values, with no sentence"
+    if c.max_echo_of_prompt is not None and ev.prompt:
+        echoed = echoed_share(text, ev.prompt)
+        if echoed > c.max_echo_of_prompt:
+            return False, f"reply repeats the request ({echoed:.0%} of its four-word runs)"
     if c.no_tool_payload:
         pasted = tool_payload_in(text)
         if pasted:

@@ -23,12 +23,6 @@ from corecraft.tasks.model import LlmJudge, ToolCalled
 from corecraft.world.store import Snapshot, World
 
 
-def _answer(task: CompiledTask) -> str:
-    """The reference's last word: its reply, or the last message of a conversation's reference turns."""
-    solution = task.task.reference_solution
-    return solution.reply or (solution.turns[-1].say if solution.turns else "")
-
-
 class NoJudgeWarning(UserWarning):
     """llm_judge criteria were left ungraded because no judge is configured."""
 
@@ -38,7 +32,7 @@ def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snaps
     """Grade one finished episode: exactly the compiled task's criteria and minefields."""
     criteria = task.criteria
     ev = Evidence(transcript=transcript, world=world, start=start,
-                  reference_reply=task.task.reference_solution.reply, reference_answer=_answer(task),
+                  reference_reply=task.task.reference_solution.reply,
                   prompt=task.task.prompt)
     results: dict[str, CriterionResult] = {}
     judged: list[LlmJudge] = []

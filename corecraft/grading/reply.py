@@ -348,6 +348,19 @@ def has_sentence(text: str) -> bool:
     return False
 
 
+def echoed_share(text: str, source: str, run: int = 4) -> float:
+    """The share of the text's runs of ``run`` words that also occur in ``source`` (1.0: the text only
+    repeats it). Words are compared lower-case, punctuation aside."""
+    def runs(words: list[str]) -> list[tuple[str, ...]]:
+        return [tuple(words[i:i + run]) for i in range(len(words) - run + 1)]
+
+    mine = runs([m.group("word").casefold() for m in _TOKEN.finditer(clean(text)) if m.group("word")])
+    if not mine:
+        return 0.0
+    theirs = set(runs([m.group("word").casefold() for m in _TOKEN.finditer(clean(source)) if m.group("word")]))
+    return sum(r in theirs for r in mine) / len(mine)
+
+
 # -- pasted tool output -------------------------------------------------------------------------
 _JSON_OPEN = re.compile(r"[\[{]\s*([\"'])[^\"'\n]{0,80}\1\s*:")  # {"id": or {'id': (a JSON object or Python dict)
 _JSON_KEY = re.compile(r"([\"'])[\w .-]{1,80}\1\s*:")

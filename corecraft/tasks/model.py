@@ -201,6 +201,8 @@ class FinalReply(_Criterion):
                              "does not give (a hedge between two answers fails; see corecraft/grading/figures.py).")
     sentences: bool = Field(default=False, description="The reply holds at least one sentence: a bare list of ids, "
                                                        "names and numbers fails.")
+    max_echo_of_prompt: float | None = Field(default=None, ge=0, le=1, description="At most this share of the "
+                                             "reply's four-word runs repeat the request: echoing it is not answering.")
     no_tool_payload: bool = Field(default=False, description="The reply holds no pasted tool output: no JSON object, "
                                   "error payload or run of quoted keys.")
     max_chars_vs_reference: float | None = Field(default=None, gt=0, description="The reply is at most this many "
