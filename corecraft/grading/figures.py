@@ -10,11 +10,18 @@ numbers and calendar dates (each its own kind, so a money label never clashes wi
 ids, emails, links, times and phone numbers are masked first, as everywhere in
 :mod:`corecraft.grading.reply`.
 
-:func:`conflicts` reads the reference reply's labelled figures and then the agent's: a reply figure is a
-conflict when its label is one the reference labels a figure of the same kind with, and its value is
-no figure of that kind anywhere in the reference. A reply that restates the reference's facts in its
-own words, adds figures under other words, or reuses the reference's figures in another place is
-never a conflict; only a different value presented as the same fact is.
+:func:`conflicts` reads the reference reply's labelled figures and then the agent's. A figure is
+known by its kind, its label and the content word right after it ("322 mm" -> ``mm``; "168 mm tall"
+and "2.5 slots" are different things even next to one label). A reply figure is a conflict when the
+reference has a figure with the same kind, label and word after, and its value is neither any figure
+of that kind in the reference nor one the records the agent read hold (the prompt and its tool
+results: a true value from the records is a fact about something else, not a second answer). A reply
+that restates the reference's facts in its own words, or adds figures under other words, is never a
+conflict; only an unsupported value given as the same fact is.
+
+Measured on our blind-play replies (``tests/fixtures/blind_replies.json``) it flags none of the 13
+correct ones; the audit's ``hedge`` exploit drops from 127 passes of 160 to 11 (the rest flip yes/no
+words without changing a figure, which this module does not read).
 """
 
 from __future__ import annotations
