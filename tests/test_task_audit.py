@@ -64,7 +64,7 @@ def test_the_audit_runs_every_exploit_on_a_couple_of_tasks() -> None:
     pasted = [a for a in report.attempts if a.exploit == "paste_all"]
     assert all(a.reward == 0.0 for a in pasted)  # the right writes, but a pasted reply shuts the reply_hygiene gate
     hedged = [a for a in report.attempts if a.exploit == "hedge"]
-    assert any(a.reward > 0.5 for a in hedged)  # the reference's calls and reply inside the hedge earn real credit
+    assert all(a.reward == 0.0 for a in hedged)  # the reference reply and a second answer: the one_answer gate shuts
     assert {t for t, _, _ in report.worst()} == set(TASKS)
 
 
@@ -109,7 +109,8 @@ def test_default_reply_hygiene_turns_the_paste_exploits_down() -> None:
     task = find_task(TASKS[0])
     assert "reply_hygiene" in [c.id for c in task.criteria]  # graded by default
     data = yaml.safe_load(content("tasks", "dev", f"{TASKS[0]}.yaml").read_text(encoding="utf-8"))
-    unguarded = Task.model_validate({**data, "reply_hygiene": False})
+    unguarded = Task.model_validate({**data, "reply_hygiene": False,
+                                     "rubric": [{**c, "gate": False} if "id" in c else c for c in data["rubric"]]})
     assert "reply_hygiene" not in [c.id for c in DOMAIN.compile(unguarded).criteria]
     report = audit([task], DOMAIN, [EXPLOITS_BY_NAME["paste_reads"], EXPLOITS_BY_NAME["paste_all"]])
     plain = audit([DOMAIN.compile(unguarded)], DOMAIN, [EXPLOITS_BY_NAME["paste_reads"], EXPLOITS_BY_NAME["paste_all"]])

@@ -129,7 +129,7 @@ def test_show_prints_prompt_rubric_with_includes_resolved_and_minefields(root: P
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.startswith("│")}
     rows.pop("", None)  # a wrapped description continues on a row of its own
     assert list(rows) == ["escalated", "looked_up", "notes_format", "no_private_data_leak", "professional_tone",
-                          "reply_hygiene"]
+                          "reply_hygiene", "one_answer"]
     assert '"where": {"ticket_id": "tick-250720-001"}, "count": 1' in rows["escalated"]
     assert "│ llm_judge " in rows["professional_tone"] and "│ 2 " in rows["professional_tone"]
     assert "minefield wrong_desk (tool create_escalation)" in out
@@ -309,10 +309,10 @@ def test_stats_json(root: Path) -> None:
         "by_category": {"communication": 1, "multi_step_workflow": 1, "reasoning": 2},
         "by_difficulty": {"easy": 1, "expert": 1, "hard": 1, "medium": 1},
         "by_family": {"alpha": 2, "beta": 1, "gamma": 1},
-        "criteria_per_task": {"mean": 5.25, "min": 5},  # reply_hygiene included by default
-        "criteria_hard_expert": {"hard": {"mean": 6.0, "min": 6}, "expert": {"mean": 5.0, "min": 5}},
+        "criteria_per_task": {"mean": 6.25, "min": 6},  # reply_hygiene and one_answer included by default
+        "criteria_hard_expert": {"hard": {"mean": 7.0, "min": 7}, "expert": {"mean": 6.0, "min": 6}},
         "reference_calls_mean": 2.0,
-        "llm_judge_weight_share": round(2 / 22, 4),
+        "llm_judge_weight_share": round(2 / 26, 4),
         "tasks_with": {"llm_judge": 1, "arg_format": 4, "db_diff": 0, "minefields": 3, "include": 4, "user": 0},
     }
 
@@ -320,6 +320,6 @@ def test_stats_json(root: Path) -> None:
 def test_stats_tables(root: Path) -> None:
     code, out, _ = invoke("stats", "--root", str(root), "--split", "train")
     assert code == 0
-    for row in ("│ train │     2 │", "│ alpha  │     2 │", "│ criteria per task (mean / min)     │ 5.5 / 5 │",
-                "│ weight share of llm_judge criteria │   16.7% │", "│ tasks with minefields              │       2 │"):
+    for row in ("│ train │     2 │", "│ alpha  │     2 │", "│ criteria per task (mean / min)     │ 6.5 / 6 │",
+                "│ weight share of llm_judge criteria │   14.3% │", "│ tasks with minefields              │       2 │"):
         assert row in out, out

@@ -6,6 +6,7 @@ LLM judge criteria live in :mod:`corecraft.grading.judge`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,8 @@ from functools import cached_property
 from typing import Any
 
 from corecraft.grading.diff import TableDiff, world_diff
-from corecraft.grading.reply import Reading, asserts, mentions_name, tool_payload_in
+from corecraft.grading.figures import Figure, conflicts
+from corecraft.grading.reply import Reading, asserts, echoed_share, has_sentence, mentions_name, tool_payload_in
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import (
     ArgFormat,
@@ -41,7 +43,8 @@ class Evidence:
     world: World
     start: Snapshot
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
-    reference_reply: str = ""  # the task's reference reply, the yardstick of max_chars_vs_reference
+    reference_reply: str = ""  # the reference's reply (a conversation's last message): max_chars_vs_reference, one_answer
+    prompt: str = ""  # the request the agent was given: part of the records a figure may come from
 
     @cached_property
     def reading(self) -> Reading:
@@ -51,6 +54,23 @@ class Evidence:
     @cached_property
     def diff(self) -> dict[str, TableDiff]:
         return world_diff(self.world.conn, self.start)
+
+    def in_records(self, figure: Figure, today: date) -> bool:
+        """Whether the prompt or a tool result the agent read holds this figure's value (any way it is written)."""
+        if figure.kind == "date":
+            return date.fromordinal(int(figure.value)) in self._record_dates(today)
+        return any(abs(v - figure.value) <= 0.005 for v in self.record_numbers)
+
+    @cached_property
+    def record_text(self) -> str:
+        return "\n".join([self.prompt, *(json.dumps(c.result, default=str) for c in self.transcript.calls)])
+
+    @cached_property
+    def record_numbers(self) -> list[float]:
+        return numbers_in(self.record_text)
+
+    def _record_dates(self, today: date) -> frozenset[date]:
+        return Reading(self.record_text).dates(today)
 
     def rows(self, table: str, where: Where) -> list[dict[str, Any]]:
         """Decoded rows of ``table`` matching ``where``; plain equalities are filtered in SQL."""
@@ -63,9 +83,10 @@ class Evidence:
         rest = {k: m for k, m in where.items() if k not in sql_eq}
         return [r for r in rows if all(m.matches(r.get(k)) for k, m in rest.items())]
 
-    def matching_calls(self, tool: str, args: Where, include_errors: bool) -> list[int]:
+    def matching_calls(self, tool: str | list[str], args: Where, include_errors: bool) -> list[int]:
+        names = {tool} if isinstance(tool, str) else set(tool)
         return [i for i, c in enumerate(self.transcript.calls)
-                if c.name == tool and (include_errors or c.ok) and _args_match(c, args)]
+                if c.name in names and (include_errors or c.ok) and _args_match(c, args)]
 
 
 def _args_match(call: CallRecord, args: Where) -> bool:
@@ -89,6 +110,8 @@ def db_assert(c: DbAssert, ev: Evidence) -> Outcome:
 
 def db_diff(c: DbDiff, ev: Evidence) -> Outcome:
     for table, change in ev.diff.items():
+        if table in c.ignore:
+            continue
         allowed = c.allow.get(table)
         if allowed is None:
             return False, f"{table} changed but no change is allowed there ({_change_text(change)})"
@@ -107,7 +130,7 @@ def db_diff(c: DbDiff, ev: Evidence) -> Outcome:
                                ("deleted", len(change.deleted), allowed.deleted)):
             if not rule.ok(n):
                 return False, f"{table}: {n} row(s) {label}, expected {rule.describe()}"
-    changed = ", ".join(f"{t} ({_change_text(d)})" for t, d in ev.diff.items()) or "nothing"
+    changed = ", ".join(f"{t} ({_change_text(d)})" for t, d in ev.diff.items() if t not in c.ignore) or "nothing"
     return True, f"only allowed changes: {changed}"
 
 
@@ -115,8 +138,8 @@ def tool_called(c: ToolCalled, ev: Evidence) -> Outcome:
     hits = ev.matching_calls(c.tool, c.args, c.include_errors)
     ev.first_call[c.id] = hits[0] if hits else None
     if not c.count.ok(len(hits)):
-        return False, f"{len(hits)} matching {c.tool} call(s), expected {c.count.describe()}"
-    return True, f"{len(hits)} matching {c.tool} call(s)"
+        return False, f"{len(hits)} matching {c.tools_text} call(s), expected {c.count.describe()}"
+    return True, f"{len(hits)} matching {c.tools_text} call(s)"
 
 
 def order_holds(c: ToolCalled, ev: Evidence) -> Outcome:
@@ -129,7 +152,7 @@ def order_holds(c: ToolCalled, ev: Evidence) -> Outcome:
         if mine is None or theirs is None:
             return False, f"cannot order against {other}: one of the calls never happened"
         if (mine < theirs) != want_before:
-            return False, f"{c.tool} came {'after' if want_before else 'before'} {other}"
+            return False, f"{c.tools_text} came {'after' if want_before else 'before'} {other}"
     return True, ""
 
 
@@ -236,6 +259,17 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
         for n in reading.tied_numbers(want.labels, want.unit, want.window):
             if n is not None and abs(n - want.value) > want.tol + 1e-9:
                 return False, f"reply states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
+    if c.one_answer:
+        today = ev.world.now.date()
+        other = conflicts(text, ev.reference_reply, today, lambda f: ev.in_records(f, today))
+        if other:
+            return False, f"reply gives another answer: {'; '.join(other[:3])}"
+    if c.sentences and not has_sentence(text):
+        return False, "reply is a bare list of values, with no sentence"
+    if c.max_echo_of_prompt is not None and ev.prompt:
+        echoed = echoed_share(text, ev.prompt)
+        if echoed > c.max_echo_of_prompt:
+            return False, f"reply repeats the request ({echoed:.0%} of its four-word runs)"
     if c.no_tool_payload:
         pasted = tool_payload_in(text)
         if pasted:

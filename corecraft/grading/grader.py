@@ -32,7 +32,8 @@ def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snaps
     """Grade one finished episode: exactly the compiled task's criteria and minefields."""
     criteria = task.criteria
     ev = Evidence(transcript=transcript, world=world, start=start,
-                  reference_reply=task.task.reference_solution.reply)
+                  reference_reply=task.task.reference_solution.reply,
+                  prompt=task.task.prompt)
     results: dict[str, CriterionResult] = {}
     judged: list[LlmJudge] = []
     for c in criteria:

@@ -326,6 +326,41 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int) -> li
     return out
 
 
+FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "as", "into", "onto", "over", "under",
+    "up", "down", "about", "around", "than", "then", "that", "this", "these", "those", "it", "its", "it's", "is", "are",
+    "was", "were", "be", "been", "being", "am", "has", "have", "had", "do", "does", "did", "will", "would", "shall",
+    "should", "can", "could", "may", "might", "must", "so", "just", "only", "still", "also", "even", "now", "already",
+    "yet", "again", "all", "any", "each", "every", "both", "either", "some", "such", "per", "via", "and", "or", "but",
+    "nor", "if", "when", "while", "which", "who", "whom", "whose", "what", "where", "there", "here", "our", "your", "my",
+    "his", "her", "their", "we", "you", "they", "he", "she", "i", "me", "us", "them",
+})
+"""The small words that hold an English sentence together (and never name what a figure is about)."""
+
+
+def has_sentence(text: str) -> bool:
+    """Whether the text holds at least one sentence, not only values: some clause of four or more words, two
+    of them small words ("the", "is", "your" …). A comma-joined list of ids, names and numbers has none."""
+    for part in _CLAUSE_END.split(Reading(text).masked):
+        words = [m.group("word").casefold() for m in _TOKEN.finditer(part) if m.group("word")]
+        if len(words) >= 4 and sum(w in FUNCTION_WORDS for w in words) >= 2:
+            return True
+    return False
+
+
+def echoed_share(text: str, source: str, run: int = 4) -> float:
+    """The share of the text's runs of ``run`` words that also occur in ``source`` (1.0: the text only
+    repeats it). Words are compared lower-case, punctuation aside."""
+    def runs(words: list[str]) -> list[tuple[str, ...]]:
+        return [tuple(words[i:i + run]) for i in range(len(words) - run + 1)]
+
+    mine = runs([m.group("word").casefold() for m in _TOKEN.finditer(clean(text)) if m.group("word")])
+    if not mine:
+        return 0.0
+    theirs = set(runs([m.group("word").casefold() for m in _TOKEN.finditer(clean(source)) if m.group("word")]))
+    return sum(r in theirs for r in mine) / len(mine)
+
+
 # -- pasted tool output -------------------------------------------------------------------------
 _JSON_OPEN = re.compile(r"[\[{]\s*([\"'])[^\"'\n]{0,80}\1\s*:")  # {"id": or {'id': (a JSON object or Python dict)
 _JSON_KEY = re.compile(r"([\"'])[\w .-]{1,80}\1\s*:")

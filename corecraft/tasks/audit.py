@@ -15,6 +15,7 @@ The policies:
   arguments (ids taken from the prompt and the results), then the reference reply.
 - ``hedge``: the reference's calls, then the reference reply followed by a contradictory variant
   (every number changed, yes/can/is turned into no/cannot/isn't).
+- ``echo_prompt``: the reference's calls, then the request itself as the reply.
 - ``skip_dialogue`` (conversation tasks only, ``—`` elsewhere): every reference call, then only the
   reference's last message: it answers without asking what the conversation would have told it.
 
@@ -169,6 +170,11 @@ def hedge(task: Task, episode: Episode) -> str:
     return f"{reply}\n\nOr, if I have misread the records: {contradiction(reply)}"
 
 
+def echo_prompt(task: Task, episode: Episode) -> str:
+    _run(episode, task.reference_solution.calls)
+    return task.prompt
+
+
 def skip_dialogue(task: Task, episode: Episode) -> str:
     _run(episode, task.reference_solution.calls)
     return task.reference_solution.reply
@@ -181,6 +187,7 @@ EXPLOITS: tuple[Exploit, ...] = (
     Exploit("paste_all", "reference reads and writes, results pasted", paste_all),
     Exploit("fire_writes", "reference calls + every other write tool, reference reply", fire_writes),
     Exploit("hedge", "reference calls, reference reply + a contradictory variant", hedge),
+    Exploit("echo_prompt", "reference calls, the request echoed as the reply", echo_prompt),
     Exploit("skip_dialogue", "conversations: every reference call, then only its last message", skip_dialogue,
             conversations_only=True),
 )

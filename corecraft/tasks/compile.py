@@ -38,9 +38,30 @@ _CRITERION: TypeAdapter[Criterion] = TypeAdapter(Criterion)
 RubricLibrary = Mapping[str, Mapping[str, Any]]
 """Named reusable criteria (``rubrics/*.yaml``): name -> criterion fields."""
 
-DEFAULT_CRITERIA = ("reply_hygiene",)
-"""Library criteria every task is graded on unless it opts out (``reply_hygiene: false``) or includes
-them itself: a reward that pasting tool output can earn would teach a learner to paste."""
+DEFAULT_CRITERIA = ("reply_hygiene", "one_answer")
+"""Library criteria every task is graded on unless it opts out (``reply_hygiene: false``, which also drops the
+derived ``no_collateral_writes`` gate) or includes them itself: a reward that pasting tool output or
+hedging between two answers can earn would teach a learner to paste or hedge."""
+
+
+HARMLESS_WRITES = ("SlackMessage",)
+"""Tables an extra write to does not shut the collateral gate: a needless Slack post costs the task's own
+``db_diff`` criterion, but touches no customer's money, order or ticket."""
+
+
+def collateral_gate(criteria: list[Criterion]) -> DbDiff | None:
+    """The ``no_collateral_writes`` gate derived from a task's one ``db_diff``: nothing beyond what it allows
+    changes (Slack posts aside), or the reward is 0. Only the upper bounds carry over: a write left undone
+    is the task's own criteria's business, not collateral damage."""
+    diffs = [c for c in criteria if isinstance(c, DbDiff)]
+    if len(diffs) != 1 or diffs[0].gate:
+        return None
+    ceiling = {table: change.model_copy(update={name: getattr(change, name).model_copy(update={"min": 0})
+                                                 for name in ("added", "updated", "deleted")})
+               for table, change in diffs[0].allow.items() if table not in HARMLESS_WRITES}
+    return DbDiff(kind="db_diff", id="no_collateral_writes", gate=True, allow=ceiling, ignore=list(HARMLESS_WRITES),
+                  description="Nothing the task does not call for was written to customers' money, orders, tickets "
+                              "or escalations (an extra Slack post aside).")
 
 
 @dataclass(frozen=True)
@@ -118,7 +139,13 @@ def _check_criterion(check: _Checker, loc: tuple[Any, ...], item: Criterion) -> 
         for table, change in item.allow.items():
             check.table((*loc, "allow", table), table, {f: (*loc, "allow", table, "fields") for f in change.fields or []},
                         label)
-    elif isinstance(item, ToolCalled | ToolNotCalled):
+        for k, table in enumerate(item.ignore):
+            check.table((*loc, "ignore", k), table, {}, label)
+    elif isinstance(item, ToolCalled):
+        for tool in item.tools:
+            check.tool((*loc, "tool"), tool, label)
+            check.args(tool, _keys((*loc, "args"), item.args), label)
+    elif isinstance(item, ToolNotCalled):
         check.tool((*loc, "tool"), item.tool, label)
         check.args(item.tool, _keys((*loc, "args"), item.args), label)
     elif isinstance(item, ArgFormat):
@@ -172,6 +199,10 @@ def compile_task(task: Task, toolkit: Toolkit, rubrics: RubricLibrary, *, path: 
             if name in rubrics and name not in ids:
                 criteria.append(_resolve(Include(kind="include", name=name), rubrics))
                 ids.append(name)
+        gate = collateral_gate(criteria)
+        if gate is not None and gate.id not in ids:
+            criteria.append(gate)
+            ids.append(gate.id)
     called = [c.id for c in criteria if isinstance(c, ToolCalled)]
     for i, item in enumerate(task.rubric):
         if isinstance(item, ToolCalled):

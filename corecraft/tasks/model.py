@@ -89,18 +89,29 @@ class DbDiff(_Criterion):
 
     kind: Literal["db_diff"]
     allow: dict[str, TableChange] = Field(default_factory=dict, description="Model name -> allowed change.")
+    ignore: list[str] = Field(default_factory=list, description="Model names whose changes this criterion does not "
+                                                                "judge (the derived no_collateral_writes gate ignores "
+                                                                "Slack posts).")
 
 
 class ToolCalled(_Criterion):
     """A tool was called (successfully, unless include_errors) with matching arguments."""
 
     kind: Literal["tool_called"]
-    tool: str
+    tool: str | list[str] = Field(description="The tool, or every tool that yields the fact (a call to any one counts).")
     args: Where = Field(default_factory=dict, description="Argument name -> matcher.")
     count: Count = Field(default_factory=lambda: Count(min=1))
     include_errors: bool = Field(default=False, description="Count calls that returned an error too.")
     before: str | None = Field(default=None, description="Id of a tool_called criterion whose first call comes later.")
     after: str | None = Field(default=None, description="Id of a tool_called criterion whose first call comes earlier.")
+
+    @property
+    def tools(self) -> list[str]:
+        return [self.tool] if isinstance(self.tool, str) else list(self.tool)
+
+    @property
+    def tools_text(self) -> str:
+        return " or ".join(self.tools)
 
 
 class ToolNotCalled(_Criterion):
@@ -185,6 +196,13 @@ class FinalReply(_Criterion):
     if_labelled: list[LabelledNumber] = Field(default_factory=list, description="Wherever the reply ties a number to "
                                               "the label, it is the value; stating none is fine, and numbers elsewhere "
                                               "in the reply do not count.")
+    one_answer: bool = Field(default=False, description="The reply gives no other value for a fact the reference reply "
+                             "states: no figure or date, next to a word the reference ties one to, that the reference "
+                             "does not give (a hedge between two answers fails; see corecraft/grading/figures.py).")
+    sentences: bool = Field(default=False, description="The reply holds at least one sentence: a bare list of ids, "
+                                                       "names and numbers fails.")
+    max_echo_of_prompt: float | None = Field(default=None, ge=0, le=1, description="At most this share of the "
+                                             "reply's four-word runs repeat the request: echoing it is not answering.")
     no_tool_payload: bool = Field(default=False, description="The reply holds no pasted tool output: no JSON object, "
                                   "error payload or run of quoted keys.")
     max_chars_vs_reference: float | None = Field(default=None, gt=0, description="The reply is at most this many "
@@ -426,8 +444,11 @@ class Task(_Strict):
     rubric: list[RubricItem] = Field(min_length=1)
     minefields: list[Minefield] = Field(default_factory=list)
     reply_hygiene: bool = Field(
-        default=True, description="Grade the default `reply_hygiene` criterion (rubrics/reply_hygiene.yaml): a reply written "
-                                  "for a person, no pasted tool output, at most 3x the reference's length. Include it "
-                                  "yourself to change its weight; set false only where pasting is the job.")
+        default=True, description="Grade the default gates: `reply_hygiene` (rubrics/reply_hygiene.yaml: a reply written "
+                                  "for a person, with a sentence, no pasted tool output, at most 5x the reference's "
+                                  "length), `one_answer` (rubrics/one_answer.yaml: no second value for a fact of the "
+                                  "reference) and `no_collateral_writes` (derived from the task's db_diff: nothing "
+                                  "else written, Slack posts aside). Include a rubric one yourself to change its weight; "
+                                  "set false only where pasting is the job.")
     canary: str | None = Field(default=None, description="Test-split files carry the benchmark canary string.")
     split: SkipJsonSchema[str | None] = Field(default=None, description="Set from the folder; do not write it in the file.")
