@@ -9,6 +9,8 @@ on first access, so ``import corecraft.world.models`` stays light.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
@@ -39,6 +41,9 @@ _LAZY = {
     # verifiers' entry point (vf.load_environment("corecraft")); needs the corecraft[verifiers] extra,
     # so it is left out of __all__ (a star import must not need the extra).
     "load_environment": "corecraft.integrations.verifiers_env",
+    # verifiers 0.4+ finds a taskset and its harness by id ("corecraft") in this package's __all__
+    "CoreCraftTaskset": "corecraft.integrations.verifiers_v1",
+    "CoreCraftHarness": "corecraft.integrations.verifiers_v1",
 }
 
 if TYPE_CHECKING:
@@ -47,6 +52,20 @@ if TYPE_CHECKING:
     from corecraft.env.core import CoreCraftEnv
     from corecraft.env.group import GroupResult, make_group, run_group
     from corecraft.integrations.verifiers_env import load_environment as load_environment
+
+
+def _verifiers_v1_installed() -> bool:
+    """Whether verifiers 0.4+ is installed, read from its metadata (``verifiers`` is not imported).
+
+    (verifiers 0.3.1 ships an incompatible preview of ``verifiers.v1``; the taskset needs 0.4's.)
+    """
+    if importlib.util.find_spec("verifiers") is None:
+        return False
+    try:
+        major, minor = (int(part) for part in importlib.metadata.version("verifiers").split(".")[:2])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (0, 4)
 
 
 def __getattr__(name: str) -> Any:
@@ -60,3 +79,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["ENV_ID", "CoreCraftEnv", "Domain", "GroupResult", "__version__", "default_domain", "grade", "make_group",
            "reference_actions", "run_group", "task", "tasks"]
+if _verifiers_v1_installed():  # a star import needs verifiers only where verifiers 0.4+ looks for them
+    __all__ += ["CoreCraftHarness", "CoreCraftTaskset"]

@@ -1,8 +1,7 @@
 """The ``verifiers`` adapter driven by the real ``verifiers`` library against a local scripted model.
 
-The scripted model is an OpenAI-compatible HTTP endpoint: in ``oracle`` mode it finds the task by
-the request's user message and answers with the next step of the task's reference solution (its
-tool calls, one per turn, then its reply); in ``lazy`` mode it replies at once without tools.
+The scripted model (tests/scripted_chat_model.py) is an OpenAI-compatible HTTP endpoint answering
+with the reference solution's steps, or at once without tools.
 Skipped when ``verifiers`` (the ``corecraft[verifiers]`` extra) is not installed.
 """
 
@@ -13,16 +12,16 @@ import json
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
 vf = pytest.importorskip("verifiers")
 pytest.importorskip("verifiers.legacy", reason="the classic verifiers API (verifiers < 0.4)")
+
+from scripted_chat_model import ScriptedModel, scripted_model  # noqa: E402
 
 import corecraft  # noqa: E402
 from corecraft.domain import default_domain  # noqa: E402
@@ -34,53 +33,10 @@ TASK = "doa_cpu_refund_kayla"
 DOC = Path(__file__).resolve().parents[1] / "docs" / "train-with-verifiers.md"
 
 
-class _ScriptedModel(BaseHTTPRequestHandler):
-    """Chat completions from the reference solutions (``oracle``) or a bare reply (``lazy``)."""
-
-    mode: ClassVar[str] = "oracle"
-    requests: ClassVar[list[dict[str, Any]]] = []
-    by_prompt: ClassVar[dict[str, str]] = {}
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append(body)
-        message, finish = self.answer(body["messages"])
-        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                   "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-                   "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def answer(self, messages: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
-        if type(self).mode == "lazy":
-            return {"role": "assistant", "content": "Sorry, I cannot help with that."}, "stop"
-        user = next(m["content"] for m in messages if m["role"] == "user")
-        actions = corecraft.reference_actions(type(self).by_prompt[user.strip()])
-        step = actions[sum(m["role"] == "assistant" for m in messages)]
-        if isinstance(step, str):
-            return {"role": "assistant", "content": step}, "stop"
-        return {"role": "assistant", "content": None, "tool_calls": [step]}, "tool_calls"
-
-    def log_message(self, *args: Any) -> None:
-        return
-
-
 @pytest.fixture
 def model_url() -> Iterator[str]:
-    _ScriptedModel.mode, _ScriptedModel.requests = "oracle", []
-    _ScriptedModel.by_prompt = {t.prompt.strip(): t.id for t in corecraft.tasks(None)}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedModel)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with scripted_model() as url:
+        yield url
 
 
 def _client(url: str) -> Any:
@@ -123,7 +79,7 @@ def test_reference_rollout_scores_one_with_the_criteria_in_the_state(model_url: 
     assert out["stop_condition"] == "no_tools_called"
     assert grade == corecraft.grade(TASK, _decoded([*out["prompt"], *out["completion"]])).model_dump()
     reference = corecraft.reference_actions(TASK)
-    requests = _ScriptedModel.requests
+    requests = ScriptedModel.requests
     assert len(requests) == len(reference)
     assert sorted(t["function"]["name"] for t in requests[0]["tools"]) == sorted(default_domain().toolkit.names)
     assert requests[0]["tools"] == default_domain().toolkit.schemas()
@@ -138,7 +94,7 @@ def test_reference_rollout_scores_one_with_the_criteria_in_the_state(model_url: 
 
 
 def test_reply_without_tool_calls_scores_low_and_closes_the_episode(model_url: str) -> None:
-    _ScriptedModel.mode = "lazy"
+    ScriptedModel.mode = "lazy"
     env = vf.load_environment("corecraft", task_ids=[TASK])
     state = _rollout(env, model_url)
     grade = state[GRADE_KEY]
@@ -164,7 +120,7 @@ def test_only_the_tasks_allowed_tools_are_offered(model_url: str) -> None:
     compiled = domain.compile(base.model_copy(update={"allowed_tools": allowed}))
     env = CoreCraftVerifiersEnv([compiled], domain=domain)
     state = _rollout(env, model_url)
-    assert sorted(t["function"]["name"] for t in _ScriptedModel.requests[0]["tools"]) == allowed
+    assert sorted(t["function"]["name"] for t in ScriptedModel.requests[0]["tools"]) == allowed
     assert state["reward"] == 1.0
 
 
@@ -191,7 +147,8 @@ def test_rows_open_like_the_gym_env() -> None:
 
 def test_docs_snippet_runs_as_written(model_url: str, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    [snippet] = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+    [snippet] = [s for s in re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+                 if "import verifiers as vf" in s]
     assert len(snippet.strip().splitlines()) <= 10
     monkeypatch.setenv("OPENAI_BASE_URL", model_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

@@ -10,8 +10,13 @@ On a machine shared with other busy processes the wall-clock ratio depends on th
 figures sit beside it: the load average; a control (the same pure-Python loop run by one process,
 then split over ``workers`` processes: the most any parallel code can gain on this machine at this
 moment); and the CPU time per episode on each side, with the speedup it allows on ``workers``
-idle cores. (Where Linux shares the CPU per session, ``sched_autogroup_enabled``, the driver and
-all its Ray processes form one session and get one session's share on a busy machine.)
+idle cores; and the CPUs each side got while timed (CPU seconds / wall seconds). Where Linux shares
+the CPU per session (``sched_autogroup_enabled``), the driver and all its Ray processes form one
+session and get one session's share on a busy machine, however many actors run: that row then
+shows the Ray side getting about what one process gets, and the wall-clock ratio stays near 1x
+(docs/scale-with-ray.md, "Why the shared development VM shows about 1x").
+With ``RAY_ADDRESS`` set (``auto``, or a cluster's address) the actors run on that existing Ray
+cluster instead of a local instance started here.
 Target: Ray with 2 workers at >= 1.6x one process on a 2-core machine. The module is named
 ``ray_rollouts``, not ``ray``, so that running it as a script cannot make ``import ray`` import itself.
 """
@@ -78,7 +83,9 @@ def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> 
     forked = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))  # before Ray's threads
     list(forked.map(spin, [1] * workers))
     started = not ray.is_initialized()
-    if started:
+    if started and os.environ.get("RAY_ADDRESS"):  # an existing cluster (``ray start``); its nodes need CoreCraft
+        ray.init(log_to_driver=False, logging_level=logging.ERROR)
+    elif started:
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     local: list[tuple[float, float]] = []
     remote: list[tuple[float, float]] = []
@@ -111,6 +118,8 @@ def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> 
     ceiling = statistics.median(control)
     cpu_one = statistics.median(cpu for _, cpu in local) / episodes
     cpu_many = statistics.median(cpu for _, cpu in remote) / episodes
+    busy_one = statistics.median(cpu / wall for wall, cpu in local)
+    busy_many = statistics.median(cpu / wall for wall, cpu in remote)
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     return [
         (f"one process, run_group loop ({episodes} episodes, {passes} passed)", f"{one:.1f} episodes/s", "", ""),
@@ -122,6 +131,8 @@ def run(split: str = "train", n: int = 4, workers: int = 2, rounds: int = 5) -> 
          " ".join(f"{c:.2f}" for c in control), f"Ray rollouts at {ratio / ceiling:.0%} of it"),
         ("CPU per episode, one process | Ray (actors + driver)", f"{cpu_one * 1e3:.2f} ms",
          f"{cpu_many * 1e3:.2f} ms", f"{workers * cpu_one / cpu_many:.2f}x on {workers} idle cores"),
+        ("CPUs busy while timed (CPU s / wall s), one process | Ray", f"{busy_one:.2f}", f"{busy_many:.2f}",
+         f"Ray got {busy_many / busy_one:.2f}x one process's CPU"),
         ("load average 1 / 5 / 15 min at the end", load, f"{os.cpu_count()} CPUs", f"CPU shared {_cpu_sharing()}"),
     ]
 

@@ -78,7 +78,10 @@ def ray(split: Annotated[str, typer.Option(help="Split whose tasks to replay.")]
         n: Annotated[int, typer.Option("--n", "-n", help="Rollouts per group.")] = 4,
         workers: Annotated[int, typer.Option(help="Ray actors (one CPU each).")] = 2,
         rounds: Annotated[int, typer.Option(help="Timed rounds per side (medians reported).")] = 5) -> None:
-    """Graded episodes/s of reference-replay GRPO groups over Ray actors vs one process (needs corecraft[ray])."""
+    """Graded episodes/s of reference-replay GRPO groups over Ray actors vs one process (needs corecraft[ray]).
+
+    With RAY_ADDRESS set the actors run on that existing Ray cluster.
+    """
     from corecraft.bench.ray_rollouts import main
 
     main(split, n, workers, rounds)

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from corecraft.api import task as checked_task
 from corecraft.domain import Domain, default_domain
 from corecraft.env.actions import read_action
 from corecraft.episode import Episode
 from corecraft.grading.judge import Judge, JudgeConfig
+from corecraft.integrations.task_selection import select_tasks
 from corecraft.prompting import opening_messages, tool_result_text
 from corecraft.tasks.compile import CompiledTask
 
@@ -128,15 +128,6 @@ class CoreCraftVerifiersEnv(ToolEnv):  # type: ignore[misc]
             state[GRADE_KEY] = episode.finish(reply, messages=chat, judge=judge).model_dump()
         finally:
             episode.close()
-
-
-def select_tasks(domain: Domain, split: str | None, task_ids: Sequence[str] | None) -> list[CompiledTask]:
-    """The tasks of ``split``, or the named ``task_ids``; a test task only with ``split="test"``."""
-    if task_ids is None:
-        return domain.tasks.split(split)
-    for task_id in task_ids:
-        checked_task(task_id, split=split)  # refuses a held-out test task unless split="test"
-    return [domain.tasks.get(task_id) for task_id in task_ids]
 
 
 def load_environment(split: str | None = "train", task_ids: Sequence[str] | None = None, max_turns: int = 50,

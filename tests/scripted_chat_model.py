@@ -1,0 +1,67 @@
+"""A scripted OpenAI-compatible chat model over local HTTP, for the trainer adapters' tests.
+
+In ``oracle`` mode it finds the task by the request's user message and answers with the next step
+of the task's reference solution (its tool calls, one per turn, then its reply); in ``lazy`` mode
+it replies at once without tools. Every request body is kept in ``ScriptedModel.requests``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import corecraft
+
+
+class ScriptedModel(BaseHTTPRequestHandler):
+    """Chat completions from the reference solutions (``oracle``) or a bare reply (``lazy``)."""
+
+    mode: ClassVar[str] = "oracle"
+    requests: ClassVar[list[dict[str, Any]]] = []
+    by_prompt: ClassVar[dict[str, str]] = {}
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        message, finish = self.answer(body["messages"])
+        payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                   "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                   "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def answer(self, messages: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+        if type(self).mode == "lazy":
+            return {"role": "assistant", "content": "Sorry, I cannot help with that."}, "stop"
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        actions = corecraft.reference_actions(type(self).by_prompt[user.strip()])
+        step = actions[sum(m["role"] == "assistant" for m in messages)]
+        if isinstance(step, str):
+            return {"role": "assistant", "content": step}, "stop"
+        return {"role": "assistant", "content": None, "tool_calls": [step]}, "tool_calls"
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+@contextmanager
+def scripted_model(mode: str = "oracle") -> Iterator[str]:
+    """Serve the scripted model on a free local port; yields its ``/v1`` base URL."""
+    ScriptedModel.mode, ScriptedModel.requests = mode, []
+    ScriptedModel.by_prompt = {t.prompt.strip(): t.id for t in corecraft.tasks(None)}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ScriptedModel)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
