@@ -365,7 +365,10 @@ def stats(root: RootOpt = None, split: SplitOpt = None,
     shape.add_column("value", justify="right")
     per = figures["criteria_per_task"]
     shape.add_row("tasks", str(figures["tasks"]))
+    shape.add_row("families", str(figures["families"]))
     shape.add_row("criteria per task (mean / min)", f"{per['mean']:g} / {per['min']}")
+    for difficulty, size in figures["criteria_hard_expert"].items():
+        shape.add_row(f"criteria per {difficulty} task (mean / min)", f"{size['mean']:g} / {size['min']}")
     shape.add_row("reference-solution calls (mean)", f"{figures['reference_calls_mean']:g}")
     shape.add_row("weight share of llm_judge criteria", f"{figures['llm_judge_weight_share']:.1%}")
     for kind, n in figures["tasks_with"].items():
