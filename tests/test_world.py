@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "d7014f665f15672c4666d119b9ac5c42797d84c96f957f1763a871d4b1713de2"
+DEFAULT_WORLD_HASH = "ecf164ba23a77626a8bcfece280b29426ddabd36960abb91625781e323c5c176"
 
 
 @pytest.mark.slow

@@ -64,6 +64,15 @@ def test_product_symptoms_flags_a_psu_with_bent_pins(world: World) -> None:
     assert len(found) == 1 and "socket pins" in found[0].message and "a psu" in found[0].message
 
 
+def test_product_symptoms_flags_a_monitor_question_about_a_headset(world: World) -> None:
+    ticket, = pick(world, "product_symptoms", "SELECT id FROM supportticket ORDER BY id")
+    headset, = one(world, "SELECT name FROM product WHERE json_extract(specs, '$.kind') = 'headset' ORDER BY id LIMIT 1")
+    found = injected(world, "product_symptoms", ticket,
+                     ("UPDATE supportticket SET subject = 'Which screen?', body = ? WHERE id = ?",
+                      (f"Is the {headset} a good monitor?", ticket)))
+    assert [f.message for f in found] == [f"describes monitor on {headset}, a headset"]
+
+
 def test_duplicate_slack_texts_flags_the_copy(world: World) -> None:
     first, second = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage ORDER BY ts LIMIT 2")]
     found = injected(world, "duplicate_slack_texts", second,

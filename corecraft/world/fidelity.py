@@ -25,6 +25,8 @@ class _Data(BaseModel):
 class Symptom(_Data):
     pattern: str
     categories: list[str]
+    kinds: list[str] | None = None
+    """Within the categories, only products whose ``specs.kind`` is one of these (None: any)."""
     case_sensitive: bool = False
     about_order: bool = False
 
@@ -220,8 +222,9 @@ def symptom_problems(text: str, named: Sequence[Row], order_categories: set[str]
     problems = []
     for family, symptom in rules.symptoms_in(text):
         label = family.replace("_", " ")
-        problems += [f"describes {label} on {p['name']}, a {p['category']}"
-                     for p in named if p["category"] not in symptom.categories]
+        problems += [f"describes {label} on {p['name']}, a {p['specs'].get('kind') or p['category']}"
+                     for p in named if p["category"] not in symptom.categories
+                     or (symptom.kinds is not None and p["specs"].get("kind") not in symptom.kinds)]
         if symptom.about_order and not named and order_categories is not None \
                 and not order_categories & set(symptom.categories):
             problems.append(f"describes {label} but the order holds no {'/'.join(symptom.categories)}")

@@ -431,7 +431,7 @@ def ticket_references(r: Records) -> list[Finding]:
 
 def refund_line_fit(r: Records) -> list[Finding]:
     """A refund of order lines refunds what its ticket names, each line once; no ticket complains about
-    an item refunded before it was written."""
+    an item refunded before it was written (by name, or by a symptom only the refunded items could have)."""
     found = []
     refunded_lines: dict[str, str] = {}
     for ref in sorted(r.refunds.values(), key=lambda x: (x["created_at"], x["id"])):
@@ -451,8 +451,15 @@ def refund_line_fit(r: Records) -> list[Finding]:
             continue  # asking after a refund, or after a return, is about it
         gone = {r.line_product[ln["order_line_id"]]: x["id"] for x in r.refunds_before(t["order_id"], t["created_at"])
                 for ln in x["lines"]}
+        text = f"{t['subject']}\n{t['body']}"
+        about = r.named_products(text)
         found += [Finding("refund_line_fit", t["id"], f"is about {p['id']}, already refunded by {gone[p['id']]}")
-                  for p in r.named_products(f"{t['subject']}\n{t['body']}") if p["id"] in gone]
+                  for p in about if p["id"] in gone]
+        if gone and not about:
+            kept = {r.products[ln["product_id"]]["category"] for ln in r.lines[t["order_id"]]
+                    if ln["product_id"] not in gone}
+            found += [Finding("refund_line_fit", t["id"], f"{problem} left after the refunds before it")
+                      for problem in symptom_problems(text, [], kept, r.rules)]
     return found
 
 

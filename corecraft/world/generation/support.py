@@ -250,7 +250,7 @@ class SupportMixin(GeneratorBase):
                 values["date"] = actual.isoformat()
         text = with_real_specs(template.format(**values), story.held, rules)
         named = [product] if names_product else []
-        held = {p["category"] for p in story.lines} if story.order else None
+        held = {p["category"] for p in story.lines if p["id"] not in excluded} if story.order else None
         delivered = story.ship is not None and story.ship["delivered_at"] is not None \
             and story.ship["delivered_at"] <= t["created_at"]
         subject, body = text.split("\n", 1)
@@ -359,10 +359,13 @@ class SupportMixin(GeneratorBase):
         gone = {line_product[ln["order_line_id"]] for x in before for ln in x["lines"]}
         story = t["_text"][1]
         story.refunds_before, story.excluded = before, gone
-        if t["_named"] in gone and t["type"] != "billing":
+        kept = {p["category"] for p in story.lines if p["id"] not in gone}
+        stale = symptom_problems(f"{t['subject']}\n{t['body']}", [], kept, self.seeds.fidelity) if not t["_named"] else []
+        if (t["_named"] in gone or stale) and t["type"] != "billing" \
+                and not RETURN_FOLLOW_UP.search(f"{t['subject']}\n{t['body']}"):
             phrase = t["_text"][0]
             self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-kept", t["id"]),
-                                   ships, products[t["_named"]], first=phrase)
+                                   ships, products[t["_named"]] if t["_named"] else t["_text"][2], first=phrase)
 
     def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
                 ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
