@@ -173,9 +173,9 @@ class SupportMixin(GeneratorBase):
 
     def write_ticket_text(self, t: dict[str, Any], pool: list[TicketPhrase], rng: random.Random,
                           ships: dict[str, dict[str, Any]], product: dict[str, Any], first: TicketPhrase | None = None,
-                          fixed: bool = False, extra: dict[str, Any] | None = None) -> bool:
+                          fixed: bool = False, extra: dict[str, Any] | None = None) -> None:
         """Give ``t`` the text of the first phrase (``first``, then ``pool`` in ``rng``'s order) that its records
-        bear out, naming ``product`` (only it when ``fixed``); False, text unchanged, when none does."""
+        bear out, naming ``product`` (only it when ``fixed``); its text stays as it was when none does."""
         drawn, story, _, values = t["_text"]
         old = t.get("body")
         self.ticket_bodies.discard(old or "")
@@ -185,13 +185,12 @@ class SupportMixin(GeneratorBase):
                 t["subject"], t["body"], t["_named"] = text.subject, text.body, text.named
                 t["_text"] = (phrase, story, product, values)
                 self.ticket_bodies.add(text.body)
-                return True
+                return
         if old is None:  # nothing fits: the drawn phrase as it comes, which lint will report
             t["subject"], t["body"], t["_named"] = drawn.subject.format(**values), drawn.body.format(**values), None
             self.ticket_bodies.add(t["body"])
         else:
             self.ticket_bodies.add(old)
-        return False
 
     def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
                     rng: random.Random, ships: dict[str, dict[str, Any]], fixed: bool = False) -> _TicketText | None:
