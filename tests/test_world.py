@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "4a69d8292eb0f55288a40e69f284af19d108d3e8dc03c49289df8185bbdf5bdc"
+DEFAULT_WORLD_HASH = "a4ea4aab800433489e3297add43c8ec75e58e809269fa2329d0e60bf22a1d8fd"
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, tzinfo
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -24,6 +25,8 @@ class _Data(BaseModel):
 class Symptom(_Data):
     pattern: str
     categories: list[str]
+    kinds: list[str] | None = None
+    """Within the categories, only products whose ``specs.kind`` is one of these (None: any)."""
     case_sensitive: bool = False
     about_order: bool = False
 
@@ -45,10 +48,34 @@ class Issue(_Data):
     escalations: list[str] | None = None
 
 
+class StatusClaim(_Data):
+    pattern: str
+    requires: list[str]
+
+
+class SpecClaim(_Data):
+    pattern: str
+    category: str
+    spec: str
+
+
+class ExceptionRequest(_Data):
+    pattern: str
+    ask: str
+
+
 class Fidelity(_Data):
     symptoms: dict[str, Symptom]
     ticket_fits: dict[str, Fit]
     issues: dict[str, Issue]
+    status_claims: dict[str, StatusClaim]
+    """What a ticket may say of its order's state: pattern -> the states the order must be in then."""
+    spec_claims: dict[str, SpecClaim]
+    """Specs a ticket quotes of the customer's own parts."""
+    exception_requests: dict[str, ExceptionRequest]
+    """Requests for more than policy gives: what a policy exception escalation is about."""
+    refund_asked: str
+    """Words of a ticket asking for money back (a regex, case-insensitive)."""
     places: dict[str, tuple[float, float]]
     hubs: dict[str, tuple[float, float]]
     states: dict[str, tuple[float, float]]
@@ -94,6 +121,14 @@ class Fidelity(_Data):
                 reasons = issue.refund_reasons if issue.refund_reasons is not None else reasons
                 escalations = issue.escalations if issue.escalations is not None else escalations
         return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations)
+
+    def exception_asked(self, text: str) -> ExceptionRequest | None:
+        """The request for more than policy gives that ``text`` makes (None: none)."""
+        return next((x for x in self.exception_requests.values() if re.search(x.pattern, text, re.IGNORECASE)), None)
+
+    def asks_refund(self, text: str) -> bool:
+        """Whether ``text`` asks for money back."""
+        return re.search(self.refund_asked, text, re.IGNORECASE) is not None
 
     def coordinates(self, place: str) -> tuple[float, float] | None:
         """Latitude and longitude of a warehouse city, a hub, or a ``City, ST`` destination's state."""
@@ -187,8 +222,9 @@ def symptom_problems(text: str, named: Sequence[Row], order_categories: set[str]
     problems = []
     for family, symptom in rules.symptoms_in(text):
         label = family.replace("_", " ")
-        problems += [f"describes {label} on {p['name']}, a {p['category']}"
-                     for p in named if p["category"] not in symptom.categories]
+        problems += [f"describes {label} on {p['name']}, a {p['specs'].get('kind') or p['category']}"
+                     for p in named if p["category"] not in symptom.categories
+                     or (symptom.kinds is not None and p["specs"].get("kind") not in symptom.kinds)]
         if symptom.about_order and not named and order_categories is not None \
                 and not order_categories & set(symptom.categories):
             problems.append(f"describes {label} but the order holds no {'/'.join(symptom.categories)}")
@@ -219,3 +255,110 @@ def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
         if not backed:
             problems.append(f"claims {match.group(0)!r}; the ledger has no such refund")
     return problems
+
+
+RETURN_FOLLOW_UP = re.compile(r"for returned|shipped the .{1,80}? back|I returned the", re.IGNORECASE)
+"""Words of a ticket that follows up on an item already sent back (it may name a refunded item)."""
+
+TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)
+"""A customer saying which loyalty tier they hold."""
+
+RECENT_ORDER_DAYS = 2.0
+"""How old an order may be for its customer to say they 'just placed' it."""
+
+
+def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: Sequence[Row]) -> set[str]:
+    """The states (``status_claims``' words) ``order`` was in at ``when``."""
+    shipped = ship is not None and ship["shipped_at"] <= when
+    delivered = ship is not None and shipped and ship["delivered_at"] is not None and ship["delivered_at"] <= when
+    states = {"shipped" if shipped else "not_shipped", "delivered" if delivered else "not_delivered"}
+    if shipped and not delivered:
+        states.add("in_transit")
+    if ship is not None and delivered and ship["eta"] is not None and ship["delivered_at"] <= ship["eta"]:
+        states.add("on_time")
+    if order["status"] == "cancelled" and order["updated_at"] <= when:
+        states.add("cancelled")
+    if order["status"] == "backorder" and not shipped:
+        states.add("backorder")
+    if order["shipping_method"] in ("fedex_express", "fedex_overnight"):
+        states.add("express")
+    if not order["discount"]:
+        states.add("no_discount")
+    if order["shipping_cost"] > 0:
+        states.add("shipping_charged")
+    if _days(when, order["created_at"]) <= RECENT_ORDER_DAYS:
+        states.add("recent")
+    if refunds_before:
+        states.add("refunded")
+    return states
+
+
+def status_problems(text: str, when: datetime, tier: str, order: Row | None, ship: Row | None,
+                    refunds_before: Sequence[Row], rules: Fidelity) -> list[str]:
+    """Sentences on every claim in a ticket's ``text`` about its order's state, or about the customer's
+    loyalty ``tier``, that the records at ``when`` do not bear out."""
+    problems = []
+    states = order_states(when, order, ship, refunds_before) if order is not None else set()
+    for name, claim in rules.status_claims.items():
+        match = re.search(claim.pattern, text, re.IGNORECASE)
+        if match is None:
+            continue
+        missing = [s for s in claim.requires if s not in states]
+        if order is None or missing:
+            what = "no order" if order is None else "an order " + " and ".join(s.replace("_", " ") for s in missing)
+            problems.append(f"says {match.group(0)!r} ({name.replace('_', ' ')}) but the records show {what} "
+                            "at the time")
+    for match in TIER_CLAIM.finditer(text):
+        if match.group(1).lower() != tier:
+            problems.append(f"says {match.group(0)!r} but the customer's tier is {tier}")
+    return problems
+
+
+def spec_problems(text: str, held: Sequence[Row], rules: Fidelity) -> list[str]:
+    """Sentences on every spec ``text`` quotes of a part that the customer's ``held`` parts contradict."""
+    problems = []
+    for claim in rules.spec_claims.values():
+        owned = [p for p in held if p["category"] == claim.category]
+        for match in re.finditer(claim.pattern, text):
+            if owned and all(str(p["specs"].get(claim.spec)) != match.group(1) for p in owned):
+                problems.append(f"says {match.group(0)!r} but the customer's {claim.category} is {owned[0]['name']}")
+    return problems
+
+
+def with_real_specs(text: str, held: Sequence[Row], rules: Fidelity) -> str:
+    """``text`` with every spec it quotes replaced by that of the customer's own part, where they hold one."""
+    for claim in rules.spec_claims.values():
+        owned = next((p for p in held if p["category"] == claim.category), None)
+        if owned is not None and claim.spec in owned["specs"]:
+            text = re.sub(claim.pattern, partial(_quote_spec, str(owned["specs"][claim.spec])), text)
+    return text
+
+
+def _quote_spec(value: str, match: re.Match[str]) -> str:
+    return match.group(0).replace(match.group(1), value, 1)
+
+
+def reference_problem(ticket: Row, quoted: Row) -> str | None:
+    """What is wrong with ``ticket`` speaking of ``quoted`` as the customer's earlier ticket (None: nothing):
+    it must be the same customer's, earlier, worked by someone, and about the same order and issue
+    (a complaint, type ``other``, may be about any ticket)."""
+    if quoted["customer_id"] != ticket["customer_id"]:
+        return "another customer's ticket"
+    if quoted["created_at"] >= ticket["created_at"]:
+        return "a ticket that is not earlier"
+    if quoted["assignee_id"] is None:
+        return "a ticket nobody worked"
+    if ticket["order_id"] and quoted["order_id"] != ticket["order_id"]:
+        return f"a ticket about {quoted['order_id'] or 'no order'}, not {ticket['order_id']}"
+    if ticket["type"] != "other" and quoted["type"] != ticket["type"]:
+        return f"a {quoted['type']} ticket, not a {ticket['type']} one"
+    return None
+
+
+def days_past_window(when: datetime, tier: str, ship: Row | None, windows: dict[str, int]) -> int | None:
+    """How many days past the ``tier``'s return window (counted from delivery) ``when`` is, if it is past
+    (None: within it, or not delivered)."""
+    if ship is None or ship["delivered_at"] is None or ship["delivered_at"] > when:
+        return None
+    late = int(_days(when, ship["delivered_at"])) - windows[tier]
+    return late if late > 0 else None

@@ -21,10 +21,16 @@ from corecraft.world import db, models
 from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
+    RETURN_FOLLOW_UP,
     Fidelity,
+    days_past_window,
     distance_km,
     duration_problems,
     ledger_problems,
+    order_states,
+    reference_problem,
+    spec_problems,
+    status_problems,
     symptom_problems,
 )
 from corecraft.world.rules import business_days_after, is_business_day
@@ -61,6 +67,7 @@ class Records:
             return {r["id"]: _with_datetimes(r) for r in rows}
 
         self.customers = load(models.Customer)
+        self.employees = load(models.Employee)
         self.products = load(models.Product)
         self.builds = load(models.Build)
         self.orders = load(models.Order)
@@ -88,6 +95,7 @@ class Records:
         for r in self.refunds.values():
             order_id = self.payments[r["payment_id"]]["order_id"]
             self.refunds_of.setdefault(order_id, []).append(r)
+        self.line_product = {ln["id"]: ln["product_id"] for lines in self.lines.values() for ln in lines}
         self._names = sorted(((p["name"], pid) for pid, p in self.products.items()), key=lambda x: -len(x[0]))
 
     def dated(self, entity_id: str) -> datetime | None:
@@ -109,6 +117,18 @@ class Records:
             if re.search(rf"\b{re.escape(product['sku'])}\b", rest) and product not in found:
                 found.append(self.products[pid])
         return found
+
+    def refunds_before(self, order_id: str | None, when: datetime) -> list[Row]:
+        """The refunds on ``order_id`` made by ``when``, oldest first."""
+        return sorted((x for x in self.refunds_of.get(order_id or "", []) if x["created_at"] <= when),
+                      key=lambda x: (x["created_at"], x["id"]))
+
+    def held(self, ticket: Row) -> list[Row]:
+        """The customer's parts a ticket is about: its order's lines and its (or its order's) build's parts."""
+        order = self.orders.get(ticket["order_id"] or "")
+        builds = (ticket["build_id"], order["build_id"] if order else None)
+        return [*(self.products[ln["product_id"]] for ln in self.lines.get(ticket["order_id"] or "", [])),
+                *(self.products[pid] for b in builds if b for pid in self.parts.get(b, []))]
 
     def texts(self) -> Iterator[tuple[str, str, datetime, str | None]]:
         """Every free text with its author entity, its moment and the order it is about."""
@@ -380,11 +400,132 @@ def handbook_steps(r: Records) -> list[Finding]:
     return found
 
 
+def status_claims(r: Records) -> list[Finding]:
+    """What a ticket says of its order's state (delivered, not shipped, one shipment, express...) and of
+    the customer's loyalty tier is what the records show when it was written (``status_claims``)."""
+    found = []
+    for t in r.tickets.values():
+        order = r.orders.get(t["order_id"] or "")
+        found += [Finding("status_claims", t["id"], problem) for problem in status_problems(
+            f"{t['subject']}\n{t['body']}", t["created_at"], r.customers[t["customer_id"]]["loyalty_tier"], order,
+            r.shipment_of.get(t["order_id"] or ""), r.refunds_before(t["order_id"], t["created_at"]), r.rules)]
+    return found
+
+
+def spec_claims(r: Records) -> list[Finding]:
+    """Specs a ticket quotes of the customer's parts (``spec_claims``) are those of its build's or order's parts."""
+    return [Finding("spec_claims", t["id"], problem) for t in r.tickets.values()
+            for problem in spec_problems(f"{t['subject']}\n{t['body']}", r.held(t), r.rules)]
+
+
+def ticket_references(r: Records) -> list[Finding]:
+    """A ticket speaking of an earlier ticket means one of the same customer's, about the same order and
+    issue, that someone worked."""
+    found = []
+    for t in r.tickets.values():
+        for quoted in dict.fromkeys(re.findall(r"\btick-\d{6}-\d{3}\b", f"{t['subject']}\n{t['body']}")):
+            if quoted in r.tickets and (problem := reference_problem(t, r.tickets[quoted])) is not None:
+                found.append(Finding("ticket_references", t["id"], f"speaks of {quoted} as earlier, but it is {problem}"))
+    return found
+
+
+def refund_line_fit(r: Records) -> list[Finding]:
+    """A refund of order lines refunds what its ticket names, each line once; no ticket complains about
+    an item refunded before it was written (by name, or by a symptom only the refunded items could have)."""
+    found = []
+    refunded_lines: dict[str, str] = {}
+    for ref in sorted(r.refunds.values(), key=lambda x: (x["created_at"], x["id"])):
+        items = {r.line_product[ln["order_line_id"]] for ln in ref["lines"]}
+        for ln in ref["lines"]:
+            first = refunded_lines.setdefault(ln["order_line_id"], ref["id"])
+            if first != ref["id"]:
+                found.append(Finding("refund_line_fit", ref["id"], f"refunds line {ln['order_line_id']} again "
+                                     f"(already refunded by {first})"))
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        named = {p["id"] for p in r.named_products(f"{ticket['subject']}\n{ticket['body']}")} if ticket else set()
+        if items and named and named != items:
+            found.append(Finding("refund_line_fit", ref["id"], f"refunds {', '.join(sorted(items))} but "
+                                 f"{ref['ticket_id']} asks about {', '.join(sorted(named))}"))
+    for t in r.tickets.values():
+        if t["type"] == "billing" or RETURN_FOLLOW_UP.search(f"{t['subject']}\n{t['body']}"):
+            continue  # asking after a refund, or after a return, is about it
+        gone = {r.line_product[ln["order_line_id"]]: x["id"] for x in r.refunds_before(t["order_id"], t["created_at"])
+                for ln in x["lines"]}
+        text = f"{t['subject']}\n{t['body']}"
+        about = r.named_products(text)
+        found += [Finding("refund_line_fit", t["id"], f"is about {p['id']}, already refunded by {gone[p['id']]}")
+                  for p in about if p["id"] in gone]
+        if gone and not about:
+            kept = {r.products[ln["product_id"]]["category"] for ln in r.lines[t["order_id"]]
+                    if ln["product_id"] not in gone}
+            found += [Finding("refund_line_fit", t["id"], f"{problem} left after the refunds before it")
+                      for problem in symptom_problems(text, [], kept, r.rules)]
+    return found
+
+
+def escalation_fit(r: Records) -> list[Finding]:
+    """An escalation's type and notes stand on the facts: a policy exception is asked for (or a return is
+    past the customer's window), a permission escalation is about money asked back on an order worth more
+    than the creator may refund, and notes speak of a return outside the window only when it is."""
+    found = []
+    for esc in r.escalations.values():
+        t = r.tickets[esc["ticket_id"]]
+        order = r.orders.get(t["order_id"] or "")
+        late = days_past_window(t["created_at"], r.customers[t["customer_id"]]["loyalty_tier"],
+                                r.shipment_of.get(t["order_id"] or ""), r.policy.return_window_days) \
+            if t["type"] == "return" else None
+        text = f"{t['subject']}\n{t['body']}"
+        if esc["type"] == "policy_exception" and late is None and r.rules.exception_asked(text) is None:
+            found.append(Finding("escalation_fit", esc["id"], f"asks a policy exception for {t['id']} "
+                                 f"({t['subject']!r}), which asks for nothing beyond policy"))
+        limit = r.employees[esc["created_by_id"]]["refund_limit"]
+        if esc["type"] == "insufficient_permission" and not r.rules.asks_refund(text):
+            found.append(Finding("escalation_fit", esc["id"], f"wants approval authority for {t['id']} "
+                                 f"({t['subject']!r}), which asks for no money"))
+        elif esc["type"] == "insufficient_permission" and (order is None or order["total"] <= limit):
+            found.append(Finding("escalation_fit", esc["id"], f"says the amount is above the creator's limit "
+                                 f"(${limit:,.0f}) but {t['id']} involves {'no order' if order is None else 'less'}"))
+        if re.search(r"outside the window|past the customer's return window", esc["notes"]) and late is None:
+            found.append(Finding("escalation_fit", esc["id"], f"speaks of a return past the window but {t['id']} "
+                                 "is within it"))
+    return found
+
+
+def resolution_fit(r: Records) -> list[Finding]:
+    """A resolution does what the order's state allowed then: order details are corrected only before it
+    ships, a replacement is sent only for a delivered order."""
+    found = []
+    for res in r.resolutions.values():
+        t = r.tickets[res["ticket_id"]]
+        order = r.orders.get(t["order_id"] or "")
+        if order is None:
+            continue
+        states = order_states(res["created_at"], order, r.shipment_of.get(order["id"]), [])
+        if res["outcome"] == "order_updated" and t["type"] != "billing" and "shipped" in states:
+            found.append(Finding("resolution_fit", res["id"], f"corrects {order['id']}, which had already shipped"))
+        if res["outcome"] == "replacement_sent" and "delivered" not in states:
+            found.append(Finding("resolution_fit", res["id"], f"sends a replacement for {order['id']}, "
+                                 "which had not been delivered"))
+    return found
+
+
+def duplicate_ticket_texts(r: Records) -> list[Finding]:
+    """No two tickets share a body word for word (a template's tell, not a customer's)."""
+    seen: dict[str, str] = {}
+    found = []
+    for t in sorted(r.tickets.values(), key=lambda t: (t["created_at"], t["id"])):
+        first = seen.setdefault(t["body"], t["id"])
+        if first != t["id"]:
+            found.append(Finding("duplicate_ticket_texts", t["id"], f"repeats the body of {first} word for word"))
+    return found
+
+
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_exceptions,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
-    product_launches, address_zips, handbook_steps,
+    product_launches, address_zips, handbook_steps, status_claims, spec_claims, ticket_references, refund_line_fit,
+    escalation_fit, resolution_fit, duplicate_ticket_texts,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

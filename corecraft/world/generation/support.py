@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
-from corecraft.world.fidelity import DELIVERY_CLAIM, DURATION_CLAIMS, duration_problems, measure, symptom_problems
+from corecraft.world.fidelity import (
+    DELIVERY_CLAIM,
+    DURATION_CLAIMS,
+    RETURN_FOLLOW_UP,
+    days_past_window,
+    duration_problems,
+    measure,
+    order_states,
+    reference_problem,
+    status_problems,
+    symptom_problems,
+    with_real_specs,
+)
 from corecraft.world.generation.base import TICKET_CHANNELS, TYPE_DEPARTMENT, GeneratorBase, money
 from corecraft.world.seeds import TicketPhrase
 
@@ -19,12 +31,27 @@ class _TicketStory:
     """The records one ticket's text may speak of."""
 
     ticket: dict[str, Any]
+    customer: dict[str, Any]
     order: dict[str, Any] | None
     ship: dict[str, Any] | None
     payment: dict[str, Any] | None
     lines: list[dict[str, Any]]
+    held: list[dict[str, Any]]
+    """The customer's parts the ticket is about: its order's lines and its build's parts."""
     own_orders: list[dict[str, Any]]
     earlier_tickets: list[dict[str, Any]]
+    refunds_before: list[dict[str, Any]] = field(default_factory=list)
+    excluded: set[str] = field(default_factory=set)
+    """Products the text may not name (already returned and refunded)."""
+
+
+@dataclass
+class _TicketText:
+    """A ticket's subject and body, and the product it names (if any)."""
+
+    subject: str
+    body: str
+    named: str | None
 
 
 class SupportMixin(GeneratorBase):
@@ -105,16 +132,20 @@ class SupportMixin(GeneratorBase):
 
     def fill_ticket_text(self) -> None:
         """Subject and body for each ticket: the drawn phrase if the records bear it out, else another of
-        its type that they do (drawn from the ticket's own randomness)."""
+        its type that they do (drawn from the ticket's own randomness). No two tickets share a body."""
         orders = {o["id"]: o for o in self.rows[m.Order]}
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         payments = {p["order_id"]: p for p in self.rows[m.Payment]}
         products = {p["id"]: p for p in self.rows[m.Product]}
         lines_by_order = self.lines_by_order()
+        parts_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for part in self.rows[m.BuildComponent]:
+            parts_of[part["build_id"]].append(products[part["product_id"]])
         orders_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for o in sorted(self.rows[m.Order], key=lambda o: o["created_at"]):
             orders_of[o["customer_id"]].append(o)
         earlier_tickets: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.ticket_bodies: set[str] = set()
         for t in sorted(self.rows[m.SupportTicket], key=lambda t: (t["created_at"], t["id"])):
             order = orders.get(t["order_id"]) if t["order_id"] else None
             if order:
@@ -126,58 +157,70 @@ class SupportMixin(GeneratorBase):
                     peers = [p for p in out if p["category"] == product["category"]] or out
                     product = min(peers, key=lambda p: (abs(p["price"] - product["price"]), p["id"]))
             ship = ships.get(t["order_id"]) if t["order_id"] else None
-            values = self.placeholders(t.pop("_customer"), order, product, ship, t["id"], t["created_at"])
+            customer = t.pop("_customer")
+            values = self.placeholders(customer, order, product, ship, t["id"], t["created_at"])
             drawn = t.pop("_phrase")
-            rng = self.local_rng("ticket-text", t["id"])
-            pool = self.seeds.phrases.tickets[t["type"]]
-            story = _TicketStory(t, order, ship, payments.get(t["order_id"] or ""),
-                                 [products[ln["product_id"]] for ln in lines_by_order.get(t["order_id"] or "", [])],
+            lines = [products[ln["product_id"]] for ln in lines_by_order.get(t["order_id"] or "", [])]
+            builds = (t["build_id"], (order or {}).get("build_id"))
+            held = lines + [p for b in builds if b for p in parts_of[b]]
+            story = _TicketStory(t, customer, order, ship, payments.get(t["order_id"] or ""), lines, held,
                                  [o for o in orders_of[t["customer_id"]] if o["created_at"] < t["created_at"]],
                                  earlier_tickets[t["customer_id"]])
-            for phrase in [drawn, *rng.sample(pool, len(pool))]:
-                text = self.ticket_text(phrase, story, product, dict(values), rng, ships)
-                if text is not None:
-                    t["subject"], t["body"] = text
-                    break
-            else:
-                phrase = drawn
-                t["subject"], t["body"] = drawn.subject.format(**values), drawn.body.format(**values)
-            t["_text"] = (phrase, story, product, values)
+            t["_text"] = (drawn, story, product, values)
+            self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-text", t["id"]),
+                                   ships, product, first=drawn)
             earlier_tickets[t["customer_id"]].append(t)
 
-    def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
-        """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one, quoting the amount refunded:
-        its own phrase if that fits, else another of its type that does (from the ticket's own randomness)."""
-        phrase, story, product, values = t["_text"]
-        rules = self.seeds.fidelity
-        rng = self.local_rng("ticket-refit", t["id"])
-        pool = [p for p in self.seeds.phrases.tickets[t["type"]]
-                if refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons]
-        values = {**values, "amount": f"{refund['amount']:.2f}"}
-        for candidate in ([phrase] if phrase in pool else []) + rng.sample(pool, len(pool)):
-            text = self.ticket_text(candidate, story, product, dict(values), rng, ships)
+    def write_ticket_text(self, t: dict[str, Any], pool: list[TicketPhrase], rng: random.Random,
+                          ships: dict[str, dict[str, Any]], product: dict[str, Any], first: TicketPhrase | None = None,
+                          fixed: bool = False, extra: dict[str, Any] | None = None) -> None:
+        """Give ``t`` the text of the first phrase (``first``, then ``pool`` in ``rng``'s order) that its records
+        bear out, naming ``product`` (only it when ``fixed``); its text stays as it was when none does."""
+        drawn, story, _, values = t["_text"]
+        old = t.get("body")
+        self.ticket_bodies.discard(old or "")
+        for phrase in ([first] if first else []) + rng.sample(pool, len(pool)):
+            text = self.ticket_text(phrase, story, product, {**values, **(extra or {})}, rng, ships, fixed)
             if text is not None:
-                t["subject"], t["body"] = text
+                t["subject"], t["body"], t["_named"] = text.subject, text.body, text.named
+                t["_text"] = (phrase, story, product, values)
+                self.ticket_bodies.add(text.body)
                 return
+        if old is None:  # nothing fits: the drawn phrase as it comes, which lint will report
+            t["subject"], t["body"], t["_named"] = drawn.subject.format(**values), drawn.body.format(**values), None
+            self.ticket_bodies.add(t["body"])
+        else:
+            self.ticket_bodies.add(old)
 
     def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
-                    rng: random.Random, ships: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
+                    rng: random.Random, ships: dict[str, dict[str, Any]], fixed: bool = False) -> _TicketText | None:
         """The phrase filled in so that it fits the ticket's records, or None when it cannot."""
         rules = self.seeds.fidelity
         t = story.ticket
+        values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         body = phrase.body
-        if "{ticket_id}" in body and not story.earlier_tickets and phrase.first_contact:
+        references = [e for e in story.earlier_tickets if reference_problem(t, e) is None]
+        if "{ticket_id}" in body and not references and phrase.first_contact:
             body = phrase.first_contact
         template = f"{phrase.subject}\n{body}"
         allowed = rules.allowed_categories(template)
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku", "brand"))
-        if names_product and allowed is not None and product["category"] not in allowed:
+        if fixed and not names_product:
+            return None
+        excluded = set() if RETURN_FOLLOW_UP.search(template) else story.excluded
+        if names_product and ((allowed is not None and product["category"] not in allowed)
+                              or product["id"] in excluded):
             fitting = [p for p in (story.lines if story.order else self.rows[m.Product])
-                       if p["category"] in allowed and self.launched(p, t["created_at"])]
-            if not fitting:
+                       if (allowed is None or p["category"] in allowed) and p["id"] not in excluded
+                       and self.launched(p, t["created_at"])]
+            if fixed or not fitting:
                 return None
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if story.order is None:  # a budget or a price heard of: a round figure
+            values["amount"] = str(max(50, round(float(values["amount"]) / 50) * 50))
+        elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
+            values["amount"] = f"{product['price'] * rng.uniform(0.03, 0.1):.2f}"
         if story.order is None and "{order_id}" in template:
             if not story.own_orders:
                 return None
@@ -187,9 +230,15 @@ class SupportMixin(GeneratorBase):
                           carrier=quoted_ship.get("carrier", quoted["shipping_method"]),
                           tracking=quoted_ship.get("tracking_number", "not yet assigned"))
         if "{ticket_id}" in template:
-            if not story.earlier_tickets:
+            if not references:
                 return None
-            values["ticket_id"] = story.earlier_tickets[-1]["id"]
+            values["ticket_id"] = references[-1]["id"]
+            worker = next(e for e in self.rows[m.Employee] if e["id"] == references[-1]["assignee_id"])
+            values["employee"] = worker["name"].split()[0]
+        if "{tier}" in template:
+            if story.customer["loyalty_tier"] == "none":
+                return None
+            values["tier"] = story.customer["loyalty_tier"]
         for pattern, kind in DURATION_CLAIMS:
             if story.order is None or not pattern.search(template.format(**values)):
                 continue
@@ -198,17 +247,19 @@ class SupportMixin(GeneratorBase):
                 values["days"] = max(1, round(actual * 5 / 7 if "business" in pattern.pattern else actual))
             elif actual is not None:
                 values["date"] = actual.isoformat()
-        text = template.format(**values)
+        text = with_real_specs(template.format(**values), story.held, rules)
         named = [product] if names_product else []
-        held = {p["category"] for p in story.lines} if story.order else None
+        held = {p["category"] for p in story.lines if p["id"] not in excluded} if story.order else None
         delivered = story.ship is not None and story.ship["delivered_at"] is not None \
             and story.ship["delivered_at"] <= t["created_at"]
-        if symptom_problems(text, named, held, self.seeds.fidelity) \
+        subject, body = text.split("\n", 1)
+        if body in self.ticket_bodies or symptom_problems(text, named, held, rules) \
                 or (story.order and DELIVERY_CLAIM.search(text) and not delivered) \
+                or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
+                                   story.refunds_before, rules) \
                 or duration_problems(text, t["created_at"], self.tz, story.order, story.ship, story.payment, []):
             return None
-        subject, body = text.split("\n", 1)
-        return subject, body
+        return _TicketText(subject, body, product["id"] if names_product else None)
 
     def outcomes(self) -> None:
         """Resolutions, refunds and escalations for tickets, and the statuses they imply."""
@@ -217,47 +268,60 @@ class SupportMixin(GeneratorBase):
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         products = {p["id"]: p for p in self.rows[m.Product]}
         lines_by_order = self.lines_by_order()
+        line_product = {ln["id"]: ln["product_id"] for ln in self.rows[m.OrderLine]}
         employees = {e["id"]: e for e in self.rows[m.Employee]}
+        tiers = {c["id"]: c["loyalty_tier"] for c in self.rows[m.Customer]}
         staff = self.staff_by_department()
         refunded: dict[str, float] = defaultdict(float)
-        resolutions, refunds, escalations = [], [], []
+        resolutions: list[dict[str, Any]] = []
+        refunds: list[dict[str, Any]] = []
+        escalations: list[dict[str, Any]] = []
         for n, t in enumerate(self.rows[m.SupportTicket]):
             order = orders.get(t["order_id"]) if t["order_id"] else None
             payment = payments.get(order["id"]) if order else None
+            if payment is not None:
+                self.drop_refunded_items(t, [x for x in refunds if x["payment_id"] == payment["id"]
+                                             and x["created_at"] <= t["created_at"]], line_product, ships, products)
             if order and t["type"] == "return" and t["status"] in ("new", "open", "pending_customer") \
                     and order["status"] == "fulfilled":
                 order["status"] = "refund_requested"
                 order["updated_at"] = max(order["updated_at"], t["created_at"])
-            if self.rng.random() < 0.12:
-                escalations.append(self.escalation(n, t, order, staff))
-            if t["status"] not in ("resolved", "closed"):
-                continue
-            resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
-            outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded)
-            if refund is not None and refund["reason"] == "price_adjustment":
-                self.refit_ticket_text(t, refund, ships)
-            if refund is not None and order is not None and payment is not None:  # a refund has both
-                approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
-                    e for e in self.rows[m.Employee] if e["department"] == "billing"
-                    and e["refund_limit"] >= refund["amount"])
-                refund.update({"_order": n, "ticket_id": t["id"], "approved_by_id": approver["id"],
-                               "created_at": t["updated_at"]})
-                refund["processed_at"] = refund["created_at"] + timedelta(hours=self.rng.randint(1, 30))
-                refund["status"] = "processed" if refund["processed_at"] <= self.now else "approved"
-                if refund["status"] == "approved":
-                    refund["processed_at"] = None
-                refunds.append(refund)
-                refunded[payment["id"]] += refund["amount"]
-                full = refunded[payment["id"]] >= payment["amount"] - 0.005
-                payment["status"] = "refunded" if full else "partially_refunded"
-                order["status"] = "refunded" if full else "partially_refunded"
-                order["updated_at"] = max(order["updated_at"], refund["created_at"])
-            resolutions.append({
-                "_order": n, "ticket_id": t["id"], "outcome": outcome, "resolved_by_id": resolver["id"],
-                "refund": refund, "created_at": t["updated_at"], "_details": self.details(t, outcome, refund),
-            })
+            escalation = self.escalation(n, t, staff) if self.rng.random() < 0.12 else None
+            if t["status"] in ("resolved", "closed"):
+                resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
+                returned = {ln["order_line_id"] for x in refunds for ln in x["lines"]}
+                outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded, returned)
+                if refund is not None and refund["reason"] == "price_adjustment":
+                    self.refit_ticket_text(t, refund, ships)
+                if refund is not None and refund["lines"]:
+                    self.name_refunded_item(t, products[line_product[refund["lines"][0]["order_line_id"]]], ships)
+                if refund is not None and order is not None and payment is not None:  # a refund has both
+                    approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
+                        e for e in self.rows[m.Employee] if e["department"] == "billing"
+                        and e["refund_limit"] >= refund["amount"])
+                    refund.update({"_order": n, "ticket_id": t["id"], "approved_by_id": approver["id"],
+                                   "created_at": t["updated_at"]})
+                    refund["processed_at"] = refund["created_at"] + timedelta(hours=self.rng.randint(1, 30))
+                    refund["status"] = "processed" if refund["processed_at"] <= self.now else "approved"
+                    if refund["status"] == "approved":
+                        refund["processed_at"] = None
+                    refunds.append(refund)
+                    refunded[payment["id"]] += refund["amount"]
+                    full = refunded[payment["id"]] >= payment["amount"] - 0.005
+                    payment["status"] = "refunded" if full else "partially_refunded"
+                    order["status"] = "refunded" if full else "partially_refunded"
+                    order["updated_at"] = max(order["updated_at"], refund["created_at"])
+                resolutions.append({
+                    "_order": n, "ticket_id": t["id"], "outcome": outcome, "resolved_by_id": resolver["id"],
+                    "refund": refund, "created_at": t["updated_at"], "_details": self.details(
+                        t, outcome, refund, products[t["_named"]]["category"] if t["_named"] else None),
+                })
+            if escalation is not None and self.fit_escalation(escalation, t, order, ships.get(t["order_id"] or ""),
+                                                              employees[escalation["created_by_id"]], tiers[t["customer_id"]]):
+                escalations.append(escalation)
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
+            t.pop("_named")
         self.dated_ids(refunds, "ref", "created_at")
         self.dated_ids(resolutions, "res", "created_at")
         self.dated_ids(escalations, "esc", "created_at")
@@ -269,9 +333,43 @@ class SupportMixin(GeneratorBase):
         self.rows[m.Resolution] = resolutions
         self.rows[m.Escalation] = escalations
 
+    def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
+        """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one, quoting the amount refunded:
+        its own phrase if that fits, else another of its type that does (from the ticket's own randomness)."""
+        phrase, _, product, _ = t["_text"]
+        rules = self.seeds.fidelity
+        pool = [p for p in self.seeds.phrases.tickets[t["type"]]
+                if refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons]
+        self.write_ticket_text(t, pool, self.local_rng("ticket-refit", t["id"]), ships, product,
+                               first=phrase if phrase in pool else None, extra={"amount": f"{refund['amount']:.2f}"})
+
+    def name_refunded_item(self, t: dict[str, Any], item: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
+        """A return refunds one line: the ticket asks to return that item (its own phrase if it names one,
+        else another of its type that does)."""
+        if t["_named"] == item["id"]:
+            return
+        phrase = t["_text"][0]
+        self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-item", t["id"]),
+                               ships, item, first=phrase, fixed=True)
+
+    def drop_refunded_items(self, t: dict[str, Any], before: list[dict[str, Any]], line_product: dict[str, str],
+                            ships: dict[str, dict[str, Any]], products: dict[str, dict[str, Any]]) -> None:
+        """A ticket does not complain about an item already returned and refunded: it names another."""
+        gone = {line_product[ln["order_line_id"]] for x in before for ln in x["lines"]}
+        story = t["_text"][1]
+        story.refunds_before, story.excluded = before, gone
+        kept = {p["category"] for p in story.lines if p["id"] not in gone}
+        stale = symptom_problems(f"{t['subject']}\n{t['body']}", [], kept, self.seeds.fidelity) if not t["_named"] else []
+        if (t["_named"] in gone or stale) and t["type"] != "billing" \
+                and not RETURN_FOLLOW_UP.search(f"{t['subject']}\n{t['body']}"):
+            phrase = t["_text"][0]
+            self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-kept", t["id"]),
+                                   ships, products[t["_named"]] if t["_named"] else t["_text"][2], first=phrase)
+
     def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
                 ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
-                products: dict[str, dict[str, Any]], refunded: dict[str, float]) -> tuple[str, dict[str, Any] | None]:
+                products: dict[str, dict[str, Any]], refunded: dict[str, float],
+                returned: set[str]) -> tuple[str, dict[str, Any] | None]:
         kind = t["type"]
         o: dict[str, Any] = order or {}  # both are set whenever ``usable``
         p: dict[str, Any] = payment or {}
@@ -279,11 +377,18 @@ class SupportMixin(GeneratorBase):
             and o["status"] != "cancelled"
         left = money(p["amount"] - refunded[p["id"]]) if payment else 0.0
         if kind == "return" and usable and self.rng.random() < 0.75:
-            line = self.rng.choice(lines_by_order[o["id"]])
+            fee_categories = self.policy.restocking_fee_categories
+            drawn = self.rng.choice(lines_by_order[o["id"]])
+            roll = self.rng.random() if products[drawn["product_id"]]["category"] in fee_categories else 1.0
+            line = drawn
+            if drawn["id"] in returned:  # a line is returned once: another of the order's, if any is left
+                rng = self.local_rng("return-line", t["id"])
+                line = rng.choice([ln for ln in lines_by_order[o["id"]] if ln["id"] not in returned] or [drawn])
+                roll = rng.random()
             category = products[line["product_id"]]["category"]
-            line_total = line["unit_price"] * line["quantity"]
+            line_total = line["unit_price"] * line["quantity"] if line["id"] not in returned else 0.0
             paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
-            opened = category in self.policy.restocking_fee_categories and self.rng.random() < 0.4
+            opened = category in fee_categories and roll < 0.4
             fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
             # The handbook's rule: what was paid for the line, less 15% of the line's price.
             amount = min(money(line_total * (paid_share - fee_share)), left)
@@ -301,51 +406,85 @@ class SupportMixin(GeneratorBase):
             if amount > 0:
                 return "refund_issued", {"payment_id": p["id"], "amount": amount,
                                          "reason": "price_adjustment", "lines": []}
+        steps = self.rng.choice(["troubleshooting_steps", "replacement_sent"])
+        fits = self.seeds.fidelity.fit(kind, f"{t['subject']}\n{t['body']}").outcomes
+        if kind == "troubleshooting":
+            return (steps if steps in fits else "replacement_sent"), None
+        if kind == "return":  # not refunded: a faulty or wrong item is replaced, any other awaits its return
+            return ("replacement_sent" if "replacement_sent" in fits else "no_action"), None
+        if kind == "order_issue" and order is not None:  # what can still be done depends on where the parcel is
+            states = order_states(t["updated_at"], order, ships.get(order["id"]), [])
+            if "not_shipped" in states and "order_updated" in fits:
+                return "order_updated", None
+            return ("replacement_sent" if "delivered" in states and "replacement_sent" in fits else "no_action"), None
         return {
-            "return": "replacement_sent", "troubleshooting": self.rng.choice(["troubleshooting_steps", "replacement_sent"]),
-            "recommendation": "recommendation_provided", "order_issue": "order_updated",
+            "return": "replacement_sent", "recommendation": "recommendation_provided", "order_issue": "no_action",
             "shipping": "no_action", "billing": "no_action", "other": "no_action",
         }[kind], None
 
-    def details(self, t: dict[str, Any], outcome: str, refund: dict[str, Any] | None) -> str:
+    def details(self, t: dict[str, Any], outcome: str, refund: dict[str, Any] | None, category: str | None) -> str:
+        """What the resolver wrote: the outcome in words that fit the ticket's type and the product it is about."""
+        steps = {
+            "gpu": "a clean driver install (DDU), reseating the card and checking its power cables",
+            "storage": "checking the drive in BIOS, trying another M.2 slot and initialising it in Disk Management",
+            "peripheral": "trying another port and cable and updating its firmware",
+            "psu": "checking every power cable and testing with the paperclip method",
+            "cooling": "remounting the cooler and checking its fan and pump headers",
+            "case": "reseating the front-panel headers and cables",
+        }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
         texts = {
             "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']})." if refund else "."),
             "replacement_sent": "Replacement unit shipped; customer to return the faulty one with the prepaid label.",
-            "troubleshooting_steps": "Walked the customer through reseating RAM, clearing CMOS and updating BIOS; issue resolved.",
+            "troubleshooting_steps": f"Walked the customer through {steps}; issue resolved.",
             "recommendation_provided": "Recommended compatible parts and confirmed PSU headroom for the build.",
-            "order_updated": "Corrected the order details and confirmed with the customer.",
-            "no_action": "No action needed; explained the situation to the customer.",
+            "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
+            "no_action": "Sent the return instructions; the refund follows once the item arrives and is inspected."
+            if t["type"] == "return" else "No action needed; explained the situation to the customer.",
         }
         return texts[outcome]
 
-    def escalation(self, n: int, t: dict[str, Any], order: dict[str, Any] | None,
-                   staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-        """An escalation of a type that fits the ticket's issue."""
-        kind = {"troubleshooting": "technical", "recommendation": "product_specialist",
-                "return": "policy_exception", "billing": "insufficient_permission"}.get(t["type"], "technical")
-        fitting = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").escalations
-        if kind not in fitting:
-            kind = self.local_rng("escalation", t["id"]).choice(fitting)
-        notes = {
-            "technical": "Customer's fault persists after standard troubleshooting; needs bench testing.",
-            "product_specialist": "Customer wants a specialist to confirm part choices for a custom build.",
-            "policy_exception": "Customer asks for a return outside the window; needs an exception decision.",
-            "insufficient_permission": "Refund requested is above my approval limit.",
-        }[kind]
-        if t["type"] in ("shipping", "order_issue", "other"):
-            notes = self.escalation_note(t, kind)
+    def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        """When and by whom a ticket went up the chain (its type and notes come once the outcome is known)."""
         created = self.between(t["created_at"], t["updated_at"]) if t["updated_at"] > t["created_at"] else t["created_at"]
         creator = t["assignee_id"] or self.rng.choice(staff["support"])["id"]
         return {
-            "_order": n, "ticket_id": t["id"], "type": kind, "destination": self.policy.escalation_routes[kind],
-            "notes": notes, "created_by_id": creator, "created_at": created,
+            "_order": n, "ticket_id": t["id"], "created_by_id": creator, "created_at": created,
             "resolved_at": t["updated_at"] if t["status"] in ("resolved", "closed") else None,
         }
 
-    def escalation_note(self, t: dict[str, Any], kind: str) -> str:
-        """Why a shipping, order or general ticket went up the chain."""
-        return {
-            "policy_exception": f"Customer on a {t['type'].replace('_', ' ')} ticket asks for more than policy "
-                                "allows; needs a leadership decision.",
-            "insufficient_permission": "Compensation asked for is above my approval limit.",
-        }[kind]
+    def fit_escalation(self, escalation: dict[str, Any], t: dict[str, Any], order: dict[str, Any] | None,
+                       ship: dict[str, Any] | None, creator: dict[str, Any], tier: str) -> bool:
+        """Give the escalation a type and notes that fit the ticket's issue and the facts; False when no
+        type does (nothing about the ticket needs another department)."""
+        text = f"{t['subject']}\n{t['body']}"
+        notes = {kind: self.escalation_note(kind, t, text, order, ship, creator, tier)
+                 for kind in self.seeds.fidelity.fit(t["type"], text).escalations}
+        fitting = [kind for kind, note in notes.items() if note is not None]
+        if not fitting:
+            return False
+        kind = {"troubleshooting": "technical", "recommendation": "product_specialist",
+                "return": "policy_exception", "billing": "insufficient_permission"}.get(t["type"], "technical")
+        if kind not in fitting:
+            kind = self.local_rng("escalation", t["id"]).choice(fitting)
+        escalation.update(type=kind, destination=self.policy.escalation_routes[kind], notes=notes[kind])
+        return True
+
+    def escalation_note(self, kind: str, t: dict[str, Any], text: str, order: dict[str, Any] | None,
+                        ship: dict[str, Any] | None, creator: dict[str, Any], tier: str) -> str | None:
+        """Why the ticket goes up the chain as ``kind`` (None: the facts give no reason to)."""
+        if kind == "technical":
+            return "Customer's fault persists after standard troubleshooting; needs bench testing."
+        if kind == "product_specialist":
+            return ("Customer wants a specialist to confirm part choices for a custom build." if t["type"] == "recommendation"
+                    else "Customer asks whether the part suits their system; needs a product specialist's answer.")
+        if kind == "policy_exception":
+            late = days_past_window(t["created_at"], tier, ship, self.policy.return_window_days) \
+                if t["type"] == "return" else None
+            if late is not None:
+                return f"Return asked for {late} days past the customer's return window; needs an exception decision."
+            asked = self.seeds.fidelity.exception_asked(text)
+            return None if asked is None else f"Customer asks for {asked.ask}, beyond policy; needs an exception decision."
+        if order is not None and order["total"] > creator["refund_limit"] and self.seeds.fidelity.asks_refund(text):
+            return (f"Customer wants money back on {order['id']} (${order['total']:,.2f} order); "
+                    f"above my ${creator['refund_limit']:,.0f} approval limit.")
+        return None
