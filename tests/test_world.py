@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "162341ece6b4e98b1ce7e742f8a22dc23f3ccb293623c701a0dba7c0c8965587"
+DEFAULT_WORLD_HASH = "37b53d3d5f4c3855c91ddc914350466e98755dd6d4b32260f022f9b587e46d76"
 
 
 @pytest.mark.slow

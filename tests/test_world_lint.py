@@ -216,6 +216,19 @@ def test_slack_claims_flags_a_shipping_note_with_the_wrong_carrier(world: World)
     assert [f.message for f in found] == [f"says shipped of {order} with {wrong}; the shipment says otherwise"]
 
 
+def test_slack_tickets_flags_a_topic_and_a_customer_the_ticket_lacks(world: World) -> None:
+    message, = pick(world, "slack_tickets", "SELECT id FROM slackmessage ORDER BY ts DESC")
+    ticket, subject = one(world, "SELECT id, subject FROM supportticket WHERE subject || body NOT LIKE '%burning smell%' "
+                                 "AND created_at < (SELECT ts FROM slackmessage WHERE id = ?) ORDER BY id LIMIT 1", message)
+    other, = one(world, "SELECT c.name FROM customer c JOIN supportticket t ON t.id = ? WHERE c.id != t.customer_id "
+                        "ORDER BY c.id LIMIT 1", ticket)
+    found = injected(world, "slack_tickets", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"heads up, {other} on {ticket} reports a burning smell. tread carefully", message)))
+    assert [f.message for f in found] == [f"says {ticket} is about burning smell; the ticket ({subject!r}) is not",
+                                          f"names {other}, who is not {ticket}'s customer"]
+
+
 def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> None:
     message, = pick(world, "slack_categories", "SELECT id FROM slackmessage ORDER BY ts")
     psu, brand = one(world, "SELECT name, brand FROM product p WHERE category = 'psu' AND NOT EXISTS (SELECT 1 FROM "

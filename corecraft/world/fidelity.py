@@ -61,11 +61,24 @@ class SlackClaim(_Data):
         return re.compile(self.pattern)
 
 
+class TicketTopic(_Data):
+    """What a Slack line naming a ticket says it is about: the words the ticket itself must use."""
+
+    pattern: str
+    ticket: str
+    escalated: bool = False
+
+    def fits(self, ticket_text: str, escalated: bool) -> bool:
+        """Whether a ticket with this subject and body (escalated or not by then) is about the topic."""
+        return bool(re.search(self.ticket, ticket_text, re.IGNORECASE)) and (escalated or not self.escalated)
+
+
 class Fidelity(_Data):
     symptoms: dict[str, Symptom]
     slack_topics: dict[str, Symptom]
     """Like ``symptoms``, checked on Slack only (BIOS talk is about boards and CPUs)."""
     slack_claims: dict[str, SlackClaim]
+    slack_ticket_topics: dict[str, TicketTopic]
     standing_rule: str
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
     stale_date_claim: str
@@ -100,6 +113,10 @@ class Fidelity(_Data):
     def claims_in(self, text: str) -> list[tuple[str, SlackClaim]]:
         """The claims about an order a Slack ``text`` makes."""
         return [(name, c) for name, c in self.slack_claims.items() if c.regex.search(text)]
+
+    def ticket_topics_in(self, text: str) -> list[tuple[str, TicketTopic]]:
+        """The topics a Slack ``text`` says the ticket it names is about."""
+        return [(name, t) for name, t in self.slack_ticket_topics.items() if re.search(t.pattern, text, re.IGNORECASE)]
 
     def fit(self, ticket_type: str, text: str) -> Fit:
         """What may become of a ticket of ``ticket_type`` whose subject and body are ``text``."""
@@ -342,3 +359,19 @@ def rule_shape(text: str, rules: Fidelity) -> str | None:
     if QUOTED_ID.search(text) or not re.search(rules.standing_rule, text, re.IGNORECASE):
         return None
     return _RULE_VALUES.sub("#", text)
+
+
+TICKET_ID = re.compile(r"\btick-\d{6}-\d{3}\b")
+
+
+def ticket_problems(text: str, ticket: Row, escalated: bool, held: Sequence[Row], named: Sequence[Row],
+                    customers: Sequence[str], rules: Fidelity) -> list[str]:
+    """Sentences on what a Slack ``text`` says of the ``ticket`` it names that the ticket does not bear out:
+    its topic, an escalation, products not on its order (``held``), another customer's name."""
+    about = f"{ticket['subject']}\n{ticket['body']}"
+    problems = [f"says {ticket['id']} is about {name.replace('_', ' ')}; the ticket ({ticket['subject']!r}) is not"
+                for name, topic in rules.ticket_topics_in(text) if not topic.fits(about, escalated)]
+    if held:
+        problems += [f"names {p['name']}, which is not on {ticket['id']}'s order" for p in named if p not in held]
+    problems += [f"names {c}, who is not {ticket['id']}'s customer" for c in customers]
+    return problems

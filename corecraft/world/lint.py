@@ -21,6 +21,7 @@ from corecraft.world import db, models
 from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
+    TICKET_ID,
     TRACKING,
     Fidelity,
     OrderStory,
@@ -32,6 +33,7 @@ from corecraft.world.fidelity import (
     rule_shape,
     stale_dates,
     symptom_problems,
+    ticket_problems,
 )
 from corecraft.world.rules import business_days_after, is_business_day
 from corecraft.world.seeds import Seeds
@@ -379,6 +381,25 @@ def slack_categories(r: Records) -> list[Finding]:
             for problem in category_problems(msg["text"], r.named_products(msg["text"]), r.brands, r.rules)]
 
 
+def slack_tickets(r: Records) -> list[Finding]:
+    """A Slack line about a named ticket says what the ticket is about (``slack_ticket_topics``), speaks
+    of products on its order and of its own customer."""
+    escalated: dict[str, datetime] = {}
+    for esc in r.escalations.values():
+        escalated[esc["ticket_id"]] = min(esc["created_at"], escalated.get(esc["ticket_id"], esc["created_at"]))
+    found = []
+    for msg in r.messages.values():
+        ticket = r.tickets.get(next(iter(TICKET_ID.findall(msg["text"])), ""))
+        if ticket is None:
+            continue
+        held = [r.products[ln["product_id"]] for ln in r.lines.get(ticket["order_id"] or "", [])]
+        others = [c["name"] for c in r.customers.values() if c["name"] in msg["text"] and c["id"] != ticket["customer_id"]]
+        found += [Finding("slack_tickets", msg["id"], problem) for problem in ticket_problems(
+            msg["text"], ticket, ticket["id"] in escalated and escalated[ticket["id"]] <= msg["ts"], held,
+            r.named_products(msg["text"]), others, r.rules)]
+    return found
+
+
 def slack_stale_dates(r: Records) -> list[Finding]:
     """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted."""
     return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
@@ -426,7 +447,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_exceptions,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
-    handbook_steps, slack_claims, slack_categories, slack_stale_dates, slack_repeats, slack_actor_voice,
+    handbook_steps, slack_claims, slack_tickets, slack_categories, slack_stale_dates, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

@@ -47,7 +47,11 @@ class _SlackRecords:
     lines: dict[str, list[dict[str, Any]]]
     products: dict[str, dict[str, Any]]
     tickets: dict[str, list[dict[str, Any]]]
-    """Tickets by the order they are about."""
+    """Tickets by the order they are about ("" for none)."""
+    escalated: dict[str, datetime]
+    """When each escalated ticket was first escalated."""
+    customers: dict[str, str]
+    """Customer names by id."""
 
 
 class ChatterMixin(GeneratorBase):
@@ -102,12 +106,16 @@ class ChatterMixin(GeneratorBase):
         tickets_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for t in self.rows[m.SupportTicket]:
             tickets_of[t["order_id"] or ""].append(t)
+        escalated: dict[str, datetime] = {}
+        for esc in sorted(self.rows[m.Escalation], key=lambda e: e["created_at"]):
+            escalated.setdefault(esc["ticket_id"], esc["created_at"])
         brands: dict[str, set[str]] = defaultdict(set)
         for product in products:
             brands[product["brand"]].add(product["category"])
         records = _SlackRecords({o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]},
                                 {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands), self.lines_by_order(),
-                                {p["id"]: p for p in products}, tickets_of)
+                                {p["id"]: p for p in products}, tickets_of, escalated,
+                                {c["id"]: c["name"] for c in self.rows[m.Customer]})
         actor = min(e["id"] for e in self.rows[m.Employee] if e["title"] == "Support Agent I")
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
@@ -229,6 +237,8 @@ class ChatterMixin(GeneratorBase):
             values["ticket_id"] = rng.choice(earlier)["id"]
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku"))
         allowed = rules.slack_categories(template)
+        if "{ticket_id}" in template and not self.about_ticket(template, values, story, records, rng):
+            return None
         product = next(p for p in self.rows[m.Product] if p["name"] == values["product"])
         if (names_product or "{brand}" in template) and allowed is not None and product["category"] not in allowed:
             fitting = [p for p in self.rows[m.Product] if p["category"] in allowed]
@@ -258,6 +268,39 @@ class ChatterMixin(GeneratorBase):
                 or stale_dates(text, story.ts, self.tz, rules):
             return None
         return text
+
+    def about_ticket(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
+                     rng: random.Random) -> bool:
+        """Point the line's ticket at one its topics fit (``slack_ticket_topics``) and read the customer,
+        amount and product off that ticket's records; False when no ticket written by then fits."""
+        topics = [t for _, t in self.seeds.fidelity.ticket_topics_in(template.format(**values))]
+
+        def fits(t: dict[str, Any]) -> bool:
+            escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
+            return all(topic.fits(f"{t['subject']}\n{t['body']}", escalated) for topic in topics)
+
+        ticket = self.ticket_row(values["ticket_id"])
+        if not fits(ticket):
+            pool = records.tickets.get(story.about.order["id"], []) if "{order_id}" in template else \
+                [t for ts in records.tickets.values() for t in ts]
+            fitting = sorted((t for t in pool if t["created_at"] <= story.ts and fits(t)), key=lambda t: t["id"])
+            if not fitting:
+                return False
+            ticket = rng.choice(fitting)
+            values["ticket_id"] = ticket["id"]
+        name = records.customers[ticket["customer_id"]]
+        values.update(customer=name, first_name=name.split()[0])
+        if ticket["order_id"] and "{order_id}" not in template:
+            values["amount"] = f"{records.stories[ticket['order_id']].order['total']:.2f}"
+            allowed = self.seeds.fidelity.slack_categories(template)
+            held = [records.products[ln["product_id"]] for ln in records.lines[ticket["order_id"]]]
+            held = [p for p in held if allowed is None or p["category"] in allowed]
+            if any(f"{{{k}}}" in template for k in ("product", "sku", "brand")):
+                if not held:
+                    return False
+                product = rng.choice(held)
+                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        return True
 
     def ticket_row(self, ticket_id: str) -> dict[str, Any]:
         """The generated ticket with this id."""
