@@ -99,27 +99,11 @@ class ChatterMixin(GeneratorBase):
         orders = [o for o in self.rows[m.Order] if o["created_at"] >= slack_start] or self.rows[m.Order]
         tickets = {t["order_id"]: t for t in self.rows[m.SupportTicket] if t["order_id"]}
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
-        refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
-        for refund in sorted(self.rows[m.Refund], key=lambda r: r["created_at"]):
-            refunds_of[order_of_payment[refund["payment_id"]]].append(refund)
-        tickets_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for t in self.rows[m.SupportTicket]:
-            tickets_of[t["order_id"] or ""].append(t)
-        escalated: dict[str, datetime] = {}
-        for esc in sorted(self.rows[m.Escalation], key=lambda e: e["created_at"]):
-            escalated.setdefault(esc["ticket_id"], esc["created_at"])
-        brands: dict[str, set[str]] = defaultdict(set)
-        for product in products:
-            brands[product["brand"]].add(product["category"])
-        records = _SlackRecords({o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]},
-                                {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands), self.lines_by_order(),
-                                {p["id"]: p for p in products}, tickets_of, escalated,
-                                {c["id"]: c["name"] for c in self.rows[m.Customer]})
+        records = self.slack_records()
         actor = min(e["id"] for e in self.rows[m.Employee] if e["title"] == "Support Agent I")
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
-        rules_said: set[str | None] = set()
+        rules_said: set[str] = set()
         for n in range(self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)):
             channel = self.rng.choice(chatter if self.rng.random() < self.recipe.noise.offtopic_slack_rate else work)
             order = self.rng.choice(orders)
@@ -173,6 +157,28 @@ class ChatterMixin(GeneratorBase):
             if msg["thread_parent_id"] is None:
                 earlier[msg["channel_id"]].append(msg)
         self.rows[m.SlackMessage] = messages
+
+    def slack_records(self) -> _SlackRecords:
+        """The records Slack text is derived from, indexed for the generator."""
+        products = self.rows[m.Product]
+        ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
+        refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
+        for refund in sorted(self.rows[m.Refund], key=lambda r: r["created_at"]):
+            refunds_of[order_of_payment[refund["payment_id"]]].append(refund)
+        tickets_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for t in self.rows[m.SupportTicket]:
+            tickets_of[t["order_id"] or ""].append(t)
+        escalated: dict[str, datetime] = {}
+        for esc in sorted(self.rows[m.Escalation], key=lambda e: e["created_at"]):
+            escalated.setdefault(esc["ticket_id"], esc["created_at"])
+        brands: dict[str, set[str]] = defaultdict(set)
+        for product in products:
+            brands[product["brand"]].add(product["category"])
+        return _SlackRecords({o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]},
+                             {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands), self.lines_by_order(),
+                             {p["id"]: p for p in products}, tickets_of, escalated,
+                             {c["id"]: c["name"] for c in self.rows[m.Customer]})
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
