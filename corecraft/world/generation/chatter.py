@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -120,11 +121,10 @@ class ChatterMixin(GeneratorBase):
             rng = self.local_rng("slack", str(n))
             pool = bank.slack[name] + bank.slack_reserve.get(name, [])
             spare = [line for lines in bank.slack_reserve.values() for line in lines if "{" not in line]
-            text = next((t for t in (self.slack_text(c, dict(values), story, records, rng)
-                                     for c in [drawn, *rng.sample(pool, len(pool)), *spare])
-                         if t and t not in used and rule_shape(t, self.seeds.fidelity) not in rules_said), None)
+            text = self.fresh_line((self.slack_text(c, dict(values), story, records, rng)
+                                    for c in [drawn, *rng.sample(pool, len(pool)), *spare]), used, rules_said)
             if text is None:
-                raise ValueError(f"no Slack line for message {n} in #{name} fits the records and is new; "
+                raise ValueError(f"no Slack line for message {n} in #{name} fits the records; "
                                  "add lines to slack_reserve in phrases.yaml")
             used.add(text)
             shape = rule_shape(text, self.seeds.fidelity)
@@ -157,6 +157,18 @@ class ChatterMixin(GeneratorBase):
             if msg["thread_parent_id"] is None:
                 earlier[msg["channel_id"]].append(msg)
         self.rows[m.SlackMessage] = messages
+
+    def fresh_line(self, lines: Iterator[str | None], used: set[str], rules_said: set[str]) -> str | None:
+        """The first line that fits (not None), is new and restates no standing rule with other values;
+        when every fitting line was said before (a scaled-up world), the first that was."""
+        repeat = None
+        for line in lines:
+            if line is None or (line not in used and rule_shape(line, self.seeds.fidelity) in rules_said):
+                continue
+            if line not in used:
+                return line
+            repeat = repeat or line
+        return repeat
 
     def slack_records(self) -> _SlackRecords:
         """The records Slack text is derived from, indexed for the generator."""
