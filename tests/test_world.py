@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a4ea4aab800433489e3297add43c8ec75e58e809269fa2329d0e60bf22a1d8fd"
+DEFAULT_WORLD_HASH = "69708088e60c38bbc4133d3faecb77be32dcd5c1ad130087f2f0cc9ecb4bba12"
 
 
 @pytest.mark.slow

@@ -312,6 +312,78 @@ def test_duplicate_ticket_texts_flags_the_copy(world: World) -> None:
                      ("UPDATE supportticket SET body = (SELECT body FROM supportticket WHERE id = ?) WHERE id = ?",
                       (first, second)))
     assert found == [Finding("duplicate_ticket_texts", second, f"repeats the body of {first} word for word")]
+def test_slack_claims_flags_a_stale_shipping_note_and_a_lost_parcel_pinned_on_an_order(world: World) -> None:
+    message, = pick(world, "slack_claims", "SELECT id FROM slackmessage ORDER BY ts DESC")
+    order, tracking, carrier = one(world, "SELECT order_id, tracking_number, carrier FROM shipment WHERE delivered_at < "
+                                          "(SELECT ts FROM slackmessage WHERE id = ?) ORDER BY delivered_at LIMIT 1", message)
+    found = injected(world, "slack_claims", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"{order} shipped via {carrier}, tracking {tracking}. Lost package claim approved, reship it.",
+                       message)))
+    assert sorted(f.message.split(";")[0] for f in found) == [f"pins lost on {order}, which no record can bear out",
+                                                              f"says shipped of {order}"]
+
+
+def test_slack_claims_flags_a_shipping_note_with_the_wrong_carrier(world: World) -> None:
+    message, = pick(world, "slack_claims", "SELECT id FROM slackmessage ORDER BY ts")
+    order, tracking, carrier, shipped = one(world, "SELECT order_id, tracking_number, carrier, shipped_at FROM shipment "
+                                                   "ORDER BY shipped_at DESC LIMIT 1")
+    posted = db.encode_datetime(db.decode_datetime(shipped, world.tz) + timedelta(hours=2))
+    wrong = next(c for c in ("usps_ground", "fedex_overnight") if c != carrier)
+    right = f"{order} shipped via {carrier}, tracking {tracking}."
+    world.conn.execute("UPDATE slackmessage SET text = ?, ts = ? WHERE id = ?", (right, posted, message))
+    found = injected(world, "slack_claims", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (right.replace(carrier, wrong), message)))
+    assert [f.message for f in found] == [f"says shipped of {order} with {wrong}; the shipment says otherwise"]
+
+
+def test_slack_tickets_flags_a_topic_and_a_customer_the_ticket_lacks(world: World) -> None:
+    message, = pick(world, "slack_tickets", "SELECT id FROM slackmessage ORDER BY ts DESC")
+    ticket, subject = one(world, "SELECT id, subject FROM supportticket WHERE subject || body NOT LIKE '%burning smell%' "
+                                 "AND created_at < (SELECT ts FROM slackmessage WHERE id = ?) ORDER BY id LIMIT 1", message)
+    other, = one(world, "SELECT c.name FROM customer c JOIN supportticket t ON t.id = ? WHERE c.id != t.customer_id "
+                        "ORDER BY c.id LIMIT 1", ticket)
+    found = injected(world, "slack_tickets", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"heads up, {other} on {ticket} reports a burning smell. tread carefully", message)))
+    assert [f.message for f in found] == [f"says {ticket} is about burning smell; the ticket ({subject!r}) is not",
+                                          f"names {other}, who is not {ticket}'s customer"]
+
+
+def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> None:
+    message, = pick(world, "slack_categories", "SELECT id FROM slackmessage ORDER BY ts")
+    psu, brand = one(world, "SELECT name, brand FROM product p WHERE category = 'psu' AND NOT EXISTS (SELECT 1 FROM "
+                            "product q WHERE q.brand = p.brand AND q.category IN ('motherboard', 'cpu')) ORDER BY id LIMIT 1")
+    found = injected(world, "slack_categories", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"Can someone review the draft on {psu} BIOS updates?", message)))
+    assert {f.message for f in found} == {f"speaks of {brand}, which makes no cpu/motherboard",
+                                          f"speaks of {psu}, a psu, where only cpu/motherboard fit"}
+
+
+def test_slack_stale_dates_flags_out_of_stock_until_today(world: World) -> None:
+    message, ts = pick(world, "slack_stale_dates", "SELECT id, ts FROM slackmessage ORDER BY ts")
+    day = db.decode_datetime(ts, world.tz).astimezone(world.tz).date().isoformat()
+    found = injected(world, "slack_stale_dates", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (f"west is out of it until {day}.", message)))
+    assert [f.message for f in found] == [f"says 'until {day}' on {day}"]
+
+
+def test_slack_repeats_flags_a_threshold_posted_with_another_amount(world: World) -> None:
+    first, second = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage ORDER BY ts LIMIT 2")]
+    line = "Please don't approve exceptions over ${} without looping in the director."
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format("500.00"), first))
+    found = injected(world, "slack_repeats", second,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format("826.00"), second)))
+    assert [f.message for f in found] == [f"restates the rule of {first} with other values ({line.format('500.00')!r})"]
+
+
+def test_slack_actor_voice_flags_a_work_post_by_the_default_actor(world: World) -> None:
+    message, channel = pick(world, "slack_actor_voice", "SELECT id, channel_id FROM slackmessage WHERE channel_id NOT IN "
+                                                        "('ch-general', 'ch-random') ORDER BY ts")
+    found = injected(world, "slack_actor_voice", message, ("UPDATE slackmessage SET author_id = ? WHERE id = ?",
+                                                           (world.first_employee(), message)))
+    assert [f.message for f in found] == [f"posted in #{channel[3:]} by the default actor {world.first_employee()}"]
 
 
 def test_every_check_has_a_defect_test() -> None:

@@ -11,9 +11,10 @@ import math
 import random
 import re
 from collections.abc import Callable, Sequence
-from datetime import date, datetime, tzinfo
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, tzinfo
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -62,10 +63,44 @@ class SpecClaim(_Data):
 class ExceptionRequest(_Data):
     pattern: str
     ask: str
+ClaimEvent = Literal["shipped", "delivered", "late", "overdue", "refunded", "refund_due"]
+
+
+class SlackClaim(_Data):
+    """Something Slack may say happened to a named order: the event its records must hold (None: none can)."""
+
+    pattern: str
+    needs: ClaimEvent | None
+    reasons: list[str] = []
+    days: float = 0.0
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
+
+class TicketTopic(_Data):
+    """What a Slack line naming a ticket says it is about: the words the ticket itself must use."""
+
+    pattern: str
+    ticket: str
+    escalated: bool = False
+
+    def fits(self, ticket_text: str, escalated: bool) -> bool:
+        """Whether a ticket with this subject and body (escalated or not by then) is about the topic."""
+        return bool(re.search(self.ticket, ticket_text, re.IGNORECASE)) and (escalated or not self.escalated)
 
 
 class Fidelity(_Data):
     symptoms: dict[str, Symptom]
+    slack_topics: dict[str, Symptom]
+    """Like ``symptoms``, checked on Slack only (BIOS talk is about boards and CPUs)."""
+    slack_claims: dict[str, SlackClaim]
+    slack_ticket_topics: dict[str, TicketTopic]
+    standing_rule: str
+    """A Slack phrase stating a standing rule (which may be said once, with one value)."""
+    stale_date_claim: str
+    """A Slack phrase giving a future date ("until 2025-09-11"): the date is group 1."""
     ticket_fits: dict[str, Fit]
     issues: dict[str, Issue]
     status_claims: dict[str, StatusClaim]
@@ -110,6 +145,22 @@ class Fidelity(_Data):
         for _, symptom in self.symptoms_in(text):
             allowed = set(symptom.categories) if allowed is None else allowed & set(symptom.categories)
         return allowed
+
+    def slack_categories(self, text: str) -> set[str] | None:
+        """Product categories a Slack ``text`` may name, by symptom and by Slack topic (None: any)."""
+        allowed = self.allowed_categories(text)
+        for topic in self.slack_topics.values():
+            if topic.regex.search(text):
+                allowed = set(topic.categories) if allowed is None else allowed & set(topic.categories)
+        return allowed
+
+    def claims_in(self, text: str) -> list[tuple[str, SlackClaim]]:
+        """The claims about an order a Slack ``text`` makes."""
+        return [(name, c) for name, c in self.slack_claims.items() if c.regex.search(text)]
+
+    def ticket_topics_in(self, text: str) -> list[tuple[str, TicketTopic]]:
+        """The topics a Slack ``text`` says the ticket it names is about."""
+        return [(name, t) for name, t in self.slack_ticket_topics.items() if re.search(t.pattern, text, re.IGNORECASE)]
 
     def fit(self, ticket_type: str, text: str) -> Fit:
         """What may become of a ticket of ``ticket_type`` whose subject and body are ``text``."""
@@ -161,6 +212,7 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"It is only (\d+) days", "since_delivery"),
     (r"(\d+) days late", "days_late"),
     (r"(\d+) days past SLA", "days_late"),
+    (r"hub for (\d+) days", "days_late"),
     (r"but took (\d+)", "transit_days"),
     (r"'label created' for (\d+) days", "since_shipped"),
     (r"been (\d+) business days", "since_shipped"),
@@ -362,3 +414,122 @@ def days_past_window(when: datetime, tier: str, ship: Row | None, windows: dict[
         return None
     late = int(_days(when, ship["delivered_at"])) - windows[tier]
     return late if late > 0 else None
+WAREHOUSE_OF_CITY = {"Edison, NJ": "east", "Columbus, OH": "central", "Reno, NV": "west"}
+"""The warehouse a parcel leaves from, by the city of its first scan."""
+CARRIER_NAME = re.compile(r"\b(?:usps_ground|ups_ground|fedex_express|fedex_overnight)\b")
+WAREHOUSE_NAME = re.compile(r"\b(?:east|central|west)\b")
+DOLLARS = re.compile(r"\$(\d[\d,]*\.\d{2})\b")
+TRACKING = re.compile(r"\b(?=[0-9A-Z]*\d)[0-9A-Z]{12,22}\b")
+"""Tokens shaped like a carrier's tracking number."""
+
+
+@dataclass(frozen=True)
+class OrderStory:
+    """An order's records as Slack may speak of them: its shipment and every refund (any date)."""
+
+    order: Row
+    ship: Row | None
+    refunds: Sequence[Row]
+
+    def refunds_by(self, when: datetime) -> list[Row]:
+        """The refunds created by ``when``."""
+        return [r for r in self.refunds if r["created_at"] <= when]
+
+
+def origin(ship: Row) -> str | None:
+    """The warehouse a shipment left from (its first scan's city)."""
+    return WAREHOUSE_OF_CITY.get(ship["events"][0]["location"]) if ship["events"] else None
+
+
+def claim_backing(claim: SlackClaim, when: datetime, story: OrderStory) -> Row | None:
+    """The record (shipment or refund) that bears out ``claim`` about ``story``'s order at ``when``, or None."""
+    ship, window = story.ship, timedelta(days=claim.days)
+    if claim.needs in ("refunded", "refund_due"):
+        low, high = (when - window, when) if claim.needs == "refunded" else (when, when + window)
+        return next((r for r in story.refunds if r["reason"] in claim.reasons and low <= r["created_at"] <= high), None)
+    if ship is None or ship["shipped_at"] > when:
+        return None
+    delivered = ship["delivered_at"] if ship["delivered_at"] and ship["delivered_at"] <= when else None
+    backed = {
+        "shipped": delivered is None and when <= ship["shipped_at"] + window,
+        "delivered": delivered is not None and when <= delivered + window,
+        "late": delivered is not None and when <= delivered + window and ship["eta"] is not None
+        and delivered.date() > ship["eta"].date(),
+        "overdue": delivered is None and ship["eta"] is not None and ship["eta"] + timedelta(days=1) <= when,
+    }
+    return ship if claim.needs is not None and backed[claim.needs] else None
+
+
+def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: Fidelity) -> list[str]:
+    """Sentences on every claim ``text`` makes about ``story``'s order that its records do not bear out
+    (the event, or the carrier, warehouse, tracking number or amount quoted). A text naming no order
+    speaks in general and makes no such claim."""
+    if story is None:
+        return []
+    problems = []
+    order_id = story.order["id"]
+    for name, claim in rules.claims_in(text):
+        label = name.replace("_", " ")
+        backing = None if claim.needs is None else claim_backing(claim, when, story)
+        if claim.needs is None:
+            problems.append(f"pins {label} on {order_id}, which no record can bear out")
+        elif backing is None:
+            problems.append(f"says {label} of {order_id}; its records show no {claim.needs.replace('_', ' ')} "
+                            f"as of {when:%Y-%m-%d}")
+        elif "carrier" in backing:
+            quoted = {*CARRIER_NAME.findall(text), *WAREHOUSE_NAME.findall(text), *TRACKING.findall(text)}
+            wrong = quoted - {backing["carrier"], origin(backing), backing["tracking_number"]}
+            problems += [f"says {label} of {order_id} with {w}; the shipment says otherwise" for w in sorted(wrong)]
+        else:
+            wrong_amounts = {a for a in DOLLARS.findall(text) if abs(float(a.replace(",", "")) - backing["amount"]) > 0.011}
+            problems += [f"says ${a} for {order_id}; the refund is ${backing['amount']:.2f}" for a in sorted(wrong_amounts)]
+    return problems
+
+
+def category_problems(text: str, products: Sequence[Row], brands: dict[str, set[str]], rules: Fidelity) -> list[str]:
+    """Sentences on every product, and every brand (``brands``: brand -> the categories it makes) named in
+    a Slack ``text``, that its symptoms and topics do not fit."""
+    allowed = rules.slack_categories(text)
+    if allowed is None:
+        return []
+    problems = [f"speaks of {p['name']}, a {p['category']}, where only {'/'.join(sorted(allowed))} fit"
+                for p in products if p["category"] not in allowed]
+    problems += [f"speaks of {brand}, which makes no {'/'.join(sorted(allowed))}"
+                 for brand, made in sorted(brands.items())
+                 if not made & allowed and re.search(rf"(?<!\w){re.escape(brand)}(?!\w)", text)]
+    return problems
+
+
+def stale_dates(text: str, when: datetime, tz: tzinfo, rules: Fidelity) -> list[str]:
+    """Sentences on every future date ``text`` gives ("until 2025-09-11") that is already past when posted."""
+    today = when.astimezone(tz).date()
+    return [f"says {m.group(0)!r} on {today.isoformat()}" for m in re.finditer(rules.stale_date_claim, text)
+            if date.fromisoformat(m.group(1)) <= today]
+
+
+QUOTED_ID = re.compile(r"\b(?:ord|tick|ship|pay|ref|res|esc)-\d{6}-\d{3}\b")
+_RULE_VALUES = re.compile(r"\$\d[\d,]*(?:\.\d{2})?|\b(?:usps_ground|ups_ground|fedex_express|fedex_overnight|east|central|west)\b")
+
+
+def rule_shape(text: str, rules: Fidelity) -> str | None:
+    """A standing rule ``text`` states, with its carriers, warehouses and amounts blanked (None: it states
+    none, or it is about a named order or ticket). Two texts of one shape give the rule different values."""
+    if QUOTED_ID.search(text) or not re.search(rules.standing_rule, text, re.IGNORECASE):
+        return None
+    return _RULE_VALUES.sub("#", text)
+
+
+TICKET_ID = re.compile(r"\btick-\d{6}-\d{3}\b")
+
+
+def ticket_problems(text: str, ticket: Row, escalated: bool, held: Sequence[Row], named: Sequence[Row],
+                    customers: Sequence[str], rules: Fidelity) -> list[str]:
+    """Sentences on what a Slack ``text`` says of the ``ticket`` it names that the ticket does not bear out:
+    its topic, an escalation, products not on its order (``held``), another customer's name."""
+    about = f"{ticket['subject']}\n{ticket['body']}"
+    problems = [f"says {ticket['id']} is about {name.replace('_', ' ')}; the ticket ({ticket['subject']!r}) is not"
+                for name, topic in rules.ticket_topics_in(text) if not topic.fits(about, escalated)]
+    if held:
+        problems += [f"names {p['name']}, which is not on {ticket['id']}'s order" for p in named if p not in held]
+    problems += [f"names {c}, who is not {ticket['id']}'s customer" for c in customers]
+    return problems

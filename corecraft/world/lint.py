@@ -22,16 +22,24 @@ from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
     RETURN_FOLLOW_UP,
+    TICKET_ID,
+    TRACKING,
     Fidelity,
+    OrderStory,
+    category_problems,
+    claim_problems,
     days_past_window,
     distance_km,
     duration_problems,
     ledger_problems,
     order_states,
     reference_problem,
+    rule_shape,
     spec_problems,
+    stale_dates,
     status_problems,
     symptom_problems,
+    ticket_problems,
 )
 from corecraft.world.rules import business_days_after, is_business_day
 from corecraft.world.seeds import Seeds
@@ -68,6 +76,7 @@ class Records:
 
         self.customers = load(models.Customer)
         self.employees = load(models.Employee)
+        self.channels = load(models.SlackChannel)
         self.products = load(models.Product)
         self.builds = load(models.Build)
         self.orders = load(models.Order)
@@ -96,6 +105,10 @@ class Records:
             order_id = self.payments[r["payment_id"]]["order_id"]
             self.refunds_of.setdefault(order_id, []).append(r)
         self.line_product = {ln["id"]: ln["product_id"] for lines in self.lines.values() for ln in lines}
+        self.order_of_tracking = {s["tracking_number"]: s["order_id"] for s in self.shipments.values()}
+        self.brands: dict[str, set[str]] = {}
+        for product in self.products.values():
+            self.brands.setdefault(product["brand"], set()).add(product["category"])
         self._names = sorted(((p["name"], pid) for pid, p in self.products.items()), key=lambda x: -len(x[0]))
 
     def dated(self, entity_id: str) -> datetime | None:
@@ -129,9 +142,22 @@ class Records:
         builds = (ticket["build_id"], order["build_id"] if order else None)
         return [*(self.products[ln["product_id"]] for ln in self.lines.get(ticket["order_id"] or "", [])),
                 *(self.products[pid] for b in builds if b for pid in self.parts.get(b, []))]
+    def story(self, text: str) -> OrderStory | None:
+        """The records of the order a Slack ``text`` names, by id or by its parcel's tracking number."""
+        order_id = next(iter(_ORDER_ID.findall(text)), None) or next(
+            (self.order_of_tracking[t] for t in TRACKING.findall(text) if t in self.order_of_tracking), None)
+        if order_id is None or order_id not in self.orders:
+            return None
+        refunds = sorted(self.refunds_of.get(order_id, []), key=lambda x: x["created_at"])
+        return OrderStory(self.orders[order_id], self.shipment_of.get(order_id), refunds)
+
+    def actor(self) -> str | None:
+        """The default task actor: the first Support Agent I (as :meth:`World.first_employee` picks)."""
+        return min((e for e, row in self.employees.items() if row["title"] == "Support Agent I"), default=None)
 
     def texts(self) -> Iterator[tuple[str, str, datetime, str | None]]:
-        """Every free text with its author entity, its moment and the order it is about."""
+        """Every free text with its author entity, its moment and the order it is about (a Slack message's
+        is the one it names by id or by tracking number)."""
         for t in self.tickets.values():
             yield t["id"], f"{t['subject']}\n{t['body']}", t["created_at"], t["order_id"]
         for r in self.resolutions.values():
@@ -139,8 +165,8 @@ class Records:
         for e in self.escalations.values():
             yield e["id"], e["notes"], e["created_at"], self.tickets[e["ticket_id"]]["order_id"]
         for msg in self.messages.values():
-            quoted = _ORDER_ID.search(msg["text"])
-            yield msg["id"], msg["text"], msg["ts"], quoted.group(0) if quoted else None
+            story = self.story(msg["text"])
+            yield msg["id"], msg["text"], msg["ts"], story.order["id"] if story else None
 
 
 _ID_KINDS = {
@@ -387,6 +413,71 @@ def address_zips(r: Records) -> list[Finding]:
              *((o["id"], o["shipping_address"]) for o in r.orders.values())]
     return [Finding("address_zips", owner, problem) for owner, address in owned
             if (problem := r.rules.address_problem(address)) is not None]
+def slack_claims(r: Records) -> list[Finding]:
+    """What Slack says happened to a named order or parcel (``slack_claims``) its records bear out as of
+    the message: the event, its carrier, warehouse, tracking number and amount; events no record can
+    hold (interceptions, splits, lost parcels, ...) are never pinned on an order."""
+    return [Finding("slack_claims", msg["id"], problem) for msg in r.messages.values()
+            for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules)]
+
+
+def slack_categories(r: Records) -> list[Finding]:
+    """Slack talk fits the products and brands it names (``symptoms`` and ``slack_topics``): BIOS talk
+    is about boards and CPUs of brands that make them, a cracked card is a graphics card."""
+    return [Finding("slack_categories", msg["id"], problem) for msg in r.messages.values()
+            for problem in category_problems(msg["text"], r.named_products(msg["text"]), r.brands, r.rules)]
+
+
+def slack_tickets(r: Records) -> list[Finding]:
+    """A Slack line about a named ticket says what the ticket is about (``slack_ticket_topics``), speaks
+    of products on its order and of its own customer."""
+    escalated: dict[str, datetime] = {}
+    for esc in r.escalations.values():
+        escalated[esc["ticket_id"]] = min(esc["created_at"], escalated.get(esc["ticket_id"], esc["created_at"]))
+    found = []
+    for msg in r.messages.values():
+        ticket = r.tickets.get(next(iter(TICKET_ID.findall(msg["text"])), ""))
+        if ticket is None:
+            continue
+        held = [r.products[ln["product_id"]] for ln in r.lines.get(ticket["order_id"] or "", [])]
+        own = r.customers[ticket["customer_id"]]["name"]  # a look-alike customer may share it
+        others = [c["name"] for c in r.customers.values() if c["name"] in msg["text"] and c["name"] != own]
+        found += [Finding("slack_tickets", msg["id"], problem) for problem in ticket_problems(
+            msg["text"], ticket, ticket["id"] in escalated and escalated[ticket["id"]] <= msg["ts"], held,
+            r.named_products(msg["text"]), others, r.rules)]
+    return found
+
+
+def slack_stale_dates(r: Records) -> list[Finding]:
+    """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted."""
+    return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
+            for problem in stale_dates(msg["text"], msg["ts"], r.tz, r.rules)]
+
+
+def slack_repeats(r: Records) -> list[Finding]:
+    """A standing rule (``standing_rule``: "exceptions over $X", "labels always via <carrier>") is not
+    posted again with another value: one rumour is noise, a templated repeat reads as a slip."""
+    first: dict[str, tuple[str, str]] = {}
+    found = []
+    for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
+        shape = rule_shape(msg["text"], r.rules)
+        if shape is None:
+            continue
+        earlier_id, earlier = first.setdefault(shape, (msg["id"], msg["text"]))
+        if earlier != msg["text"]:
+            found.append(Finding("slack_repeats", msg["id"], f"restates the rule of {earlier_id} with other values "
+                                 f"({earlier!r})"))
+    return found
+
+
+def slack_actor_voice(r: Records) -> list[Finding]:
+    """The default task actor posts no work-channel line: the agent never meets its own persona's
+    claims (rumours included) as someone else's evidence."""
+    actor = r.actor()
+    work = {c for c, row in r.channels.items() if row["name"] not in ("#general", "#random")}
+    return [Finding("slack_actor_voice", msg["id"], f"posted in {r.channels[msg['channel_id']]['name']} by the "
+                    f"default actor {actor}") for msg in r.messages.values()
+            if msg["author_id"] == actor and msg["channel_id"] in work]
 
 
 def handbook_steps(r: Records) -> list[Finding]:
@@ -525,7 +616,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     shipment_exceptions,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, address_zips, handbook_steps, status_claims, spec_claims, ticket_references, refund_line_fit,
-    escalation_fit, resolution_fit, duplicate_ticket_texts,
+    escalation_fit, resolution_fit, duplicate_ticket_texts, slack_claims, slack_tickets, slack_categories,
+    slack_stale_dates, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -11,24 +13,46 @@ from typing import Any
 from corecraft.world import models as m
 from corecraft.world.fidelity import (
     DURATION_CLAIMS,
-    LEDGER_CLAIMS,
+    OrderStory,
+    SlackClaim,
+    category_problems,
+    claim_backing,
+    claim_problems,
     duration_problems,
     ledger_problems,
     measure,
+    origin,
+    rule_shape,
+    stale_dates,
     symptom_problems,
 )
 from corecraft.world.generation.base import GeneratorBase
 
 
-@dataclass
+@dataclass(frozen=True)
 class _SlackStory:
     """The records one Slack message may speak of, as of its moment."""
 
     ts: datetime
-    order: dict[str, Any]
-    ship: dict[str, Any] | None
+    about: OrderStory
     payment: dict[str, Any] | None
-    refunds: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _SlackRecords:
+    """What Slack text is derived from: every order's story and payment, and the brands' categories."""
+
+    stories: dict[str, OrderStory]
+    payments: dict[str, dict[str, Any]]
+    brands: dict[str, set[str]]
+    lines: dict[str, list[dict[str, Any]]]
+    products: dict[str, dict[str, Any]]
+    tickets: dict[str, list[dict[str, Any]]]
+    """Tickets by the order they are about ("" for none)."""
+    escalated: dict[str, datetime]
+    """When each escalated ticket was first escalated."""
+    customers: dict[str, str]
+    """Customer names by id."""
 
 
 class ChatterMixin(GeneratorBase):
@@ -76,13 +100,11 @@ class ChatterMixin(GeneratorBase):
         orders = [o for o in self.rows[m.Order] if o["created_at"] >= slack_start] or self.rows[m.Order]
         tickets = {t["order_id"]: t for t in self.rows[m.SupportTicket] if t["order_id"]}
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
-        refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
-        for refund in sorted(self.rows[m.Refund], key=lambda r: r["created_at"]):
-            refunds_of[order_of_payment[refund["payment_id"]]].append(refund)
-        payments = {p["order_id"]: p for p in self.rows[m.Payment]}
+        records = self.slack_records()
+        actor = min(e["id"] for e in self.rows[m.Employee] if e["title"] == "Support Agent I")
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
+        rules_said: set[str] = set()
         for n in range(self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)):
             channel = self.rng.choice(chatter if self.rng.random() < self.recipe.noise.offtopic_slack_rate else work)
             order = self.rng.choice(orders)
@@ -93,16 +115,25 @@ class ChatterMixin(GeneratorBase):
                                        ticket["id"] if ticket else f"tick-{order['id'][4:]}", ts)
             if ticket is None:
                 values["ticket_id"] = self.rng.choice(self.rows[m.SupportTicket])["id"]
-            drawn = self.rng.choice(bank.slack[channel["name"][1:]])
-            story = _SlackStory(ts, order, ships.get(order["id"]), payments.get(order["id"]),
-                                [r for r in refunds_of[order["id"]] if r["created_at"] <= ts])
+            name = channel["name"][1:]
+            drawn = self.rng.choice(bank.slack[name])
+            story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]))
             rng = self.local_rng("slack", str(n))
-            pool = bank.slack[channel["name"][1:]] + bank.slack_reserve.get(channel["name"][1:], [])
-            text = next((t for t in (self.slack_text(c, dict(values), story, rng)
-                                     for c in [drawn, *rng.sample(pool, len(pool))]) if t and t not in used),
-                        drawn.format(**values))
+            pool = bank.slack[name] + bank.slack_reserve.get(name, [])
+            spare = [line for lines in bank.slack_reserve.values() for line in lines if "{" not in line]
+            text = self.fresh_line((self.slack_text(c, dict(values), story, records, rng)
+                                    for c in [drawn, *rng.sample(pool, len(pool)), *spare]), used, rules_said)
+            if text is None:
+                raise ValueError(f"no Slack line for message {n} in #{name} fits the records; "
+                                 "add lines to slack_reserve in phrases.yaml")
             used.add(text)
-            messages.append({"_order": n, "channel_id": channel["id"], "author_id": self.rng.choice(channel["members"]),
+            shape = rule_shape(text, self.seeds.fidelity)
+            if shape:
+                rules_said.add(shape)
+            author = self.rng.choice(channel["members"])
+            if author == actor and channel in work:
+                author = rng.choice([e for e in channel["members"] if e != actor])
+            messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
                              "text": text, "ts": ts, "reactions": self.reactions(), "thread_parent_id": None})
         director = next(e for e in self.rows[m.Employee] if e["department"] == "leadership")
         returns_lead = next((e for e in self.rows[m.Employee] if e["title"] == "Returns Lead"), director)
@@ -127,41 +158,167 @@ class ChatterMixin(GeneratorBase):
                 earlier[msg["channel_id"]].append(msg)
         self.rows[m.SlackMessage] = messages
 
-    def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, rng: random.Random) -> str | None:
-        """The template filled in so that it fits the records as of the message's moment, or None."""
+    def fresh_line(self, lines: Iterator[str | None], used: set[str], rules_said: set[str]) -> str | None:
+        """The first line that fits (not None), is new and restates no standing rule with other values;
+        when every fitting line was said before (a scaled-up world), the first that was."""
+        repeat = None
+        for line in lines:
+            if line is None or (line not in used and rule_shape(line, self.seeds.fidelity) in rules_said):
+                continue
+            if line not in used:
+                return line
+            repeat = repeat or line
+        return repeat
+
+    def slack_records(self) -> _SlackRecords:
+        """The records Slack text is derived from, indexed for the generator."""
+        products = self.rows[m.Product]
+        ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
+        refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
+        for refund in sorted(self.rows[m.Refund], key=lambda r: r["created_at"]):
+            refunds_of[order_of_payment[refund["payment_id"]]].append(refund)
+        tickets_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for t in self.rows[m.SupportTicket]:
+            tickets_of[t["order_id"] or ""].append(t)
+        escalated: dict[str, datetime] = {}
+        for esc in sorted(self.rows[m.Escalation], key=lambda e: e["created_at"]):
+            escalated.setdefault(esc["ticket_id"], esc["created_at"])
+        brands: dict[str, set[str]] = defaultdict(set)
+        for product in products:
+            brands[product["brand"]].add(product["category"])
+        return _SlackRecords({o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]},
+                             {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands), self.lines_by_order(),
+                             {p["id"]: p for p in products}, tickets_of, escalated,
+                             {c["id"]: c["name"] for c in self.rows[m.Customer]})
+
+    def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
+                   rng: random.Random) -> str | None:
+        """The template filled in so that it fits the records as of the message's moment, or None.
+
+        A line that claims an event about the order or parcel it names (shipped, delivered, refunded,
+        ...) is told of an order whose records hold that event at that moment, quoting its carrier,
+        warehouse, tracking number and amount; a claim no record can hold is never pinned on an order."""
+        claims = self.seeds.fidelity.claims_in(template.format(**values))
+        if not claims or ("{order_id}" not in template and "{tracking}" not in template):
+            return self.filled(template, values, story, records, rng)
+        if any(claim.needs is None for _, claim in claims):
+            return None
+        backed = [s for s in records.stories.values() if s.order["created_at"] <= story.ts
+                  and all(claim_backing(claim, story.ts, s) for _, claim in claims)]
+        backed.sort(key=lambda s: (s is not story.about, rng.random()))
+        for about in backed[:12]:
+            retold = _SlackStory(story.ts, about, records.payments.get(about.order["id"]))
+            text = self.filled(template, {**values, **self.story_values(about, story.ts, [c for _, c in claims], records, rng)},
+                               retold, records, rng)
+            if text:
+                return text
+        return None
+
+    def story_values(self, about: OrderStory, ts: datetime, claims: list[SlackClaim], records: _SlackRecords,
+                     rng: random.Random) -> dict[str, Any]:
+        """Placeholders read off one order's records: its id, parcel, the refund a claim rests on, a
+        product it holds (the refunded one, if any) and a ticket about it written by ``ts``."""
+        order, ship = about.order, about.ship
+        values: dict[str, Any] = {"order_id": order["id"], "amount": f"{order['total']:.2f}"}
+        if ship:
+            values.update(carrier=ship["carrier"], tracking=ship["tracking_number"])
+            values["warehouse"] = origin(ship) or values.get("warehouse")
+        refund = next((b for b in (claim_backing(c, ts, about) for c in claims) if b and "reason" in b), None)
+        lines = {ln["id"]: ln for ln in records.lines[order["id"]]}
+        held = [lines[x["order_line_id"]] for x in refund["lines"] if x["order_line_id"] in lines] if refund else []
+        if refund:
+            values["amount"] = f"{refund['amount']:.2f}"
+        product_id = rng.choice(held or list(lines.values()))["product_id"]
+        product = records.products[product_id]
+        values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        about_it = [t["id"] for t in records.tickets.get(order["id"], []) if t["created_at"] <= ts]
+        if refund and refund["ticket_id"] in about_it:
+            values["ticket_id"] = refund["ticket_id"]
+        elif about_it:
+            values["ticket_id"] = rng.choice(about_it)
+        return values
+
+    def filled(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
+               rng: random.Random) -> str | None:
+        """The template filled in with its quoted ticket, product, durations and dates made to fit, or None."""
         rules = self.seeds.fidelity
+        about = story.about
         quoted = self.ticket_row(values["ticket_id"])
         if "{ticket_id}" in template and (quoted["created_at"] > story.ts or (
-                "{order_id}" in template and quoted["order_id"] != story.order["id"])):
-            about_order = [t for t in self.rows[m.SupportTicket]
-                           if t["order_id"] == story.order["id"] and t["created_at"] <= story.ts]
+                "{order_id}" in template and quoted["order_id"] != about.order["id"])):
+            about_order = [t for t in records.tickets.get(about.order["id"], []) if t["created_at"] <= story.ts]
             earlier = about_order or ([] if "{order_id}" in template else
                                       [t for t in self.rows[m.SupportTicket] if t["created_at"] <= story.ts])
             if not earlier:
                 return None
             values["ticket_id"] = rng.choice(earlier)["id"]
-        allowed = rules.allowed_categories(template)
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku"))
+        allowed = rules.slack_categories(template)
+        if "{ticket_id}" in template and not self.about_ticket(template, values, story, records, rng):
+            return None
         product = next(p for p in self.rows[m.Product] if p["name"] == values["product"])
-        if names_product and allowed is not None and product["category"] not in allowed:
-            product = rng.choice([p for p in self.rows[m.Product] if p["category"] in allowed])
+        if (names_product or "{brand}" in template) and allowed is not None and product["category"] not in allowed:
+            fitting = [p for p in self.rows[m.Product] if p["category"] in allowed]
+            if "{order_id}" in template or not fitting:
+                return None
+            product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
-        processed = [r["processed_at"] for r in story.refunds if r["processed_at"]]
+        if "{date}" in template and any(hit.group(1) == "0000-00-00" for hit in re.finditer(
+                rules.stale_date_claim, template.format(**{**values, "date": "0000-00-00"}))):
+            values["date"] = (story.ts.astimezone(self.tz).date() + timedelta(days=rng.randint(2, 10))).isoformat()
+        refunds = about.refunds_by(story.ts)
+        processed = [r["processed_at"] for r in refunds if r["processed_at"]]
         for pattern, kind in DURATION_CLAIMS:
             if pattern.search(template.format(**values)):
-                actual = measure(kind, story.ts, self.tz, story.order, story.ship, story.payment, processed)
+                actual = measure(kind, story.ts, self.tz, about.order, about.ship, story.payment, processed)
                 if isinstance(actual, float):
                     values["days"] = max(1, round(actual))
                 elif actual is not None:
                     values["date"] = actual.isoformat()
-        if story.refunds and any(p.search(template.format(**values)) for p, _ in LEDGER_CLAIMS):
-            values["amount"] = f"{story.refunds[-1]['amount']:.2f}"
         text = template.format(**values)
-        if symptom_problems(text, [product] if names_product else [], None, self.seeds.fidelity) \
-                or duration_problems(text, story.ts, self.tz, story.order, story.ship, story.payment, processed) \
-                or ledger_problems(text, story.refunds):
+        names_order = "{order_id}" in template or "{tracking}" in template
+        if symptom_problems(text, [product] if names_product else [], None, rules) \
+                or category_problems(text, [product] if names_product else [], records.brands, rules) \
+                or duration_problems(text, story.ts, self.tz, about.order, about.ship, story.payment, processed) \
+                or ledger_problems(text, refunds) \
+                or claim_problems(text, story.ts, about if names_order else None, rules) \
+                or stale_dates(text, story.ts, self.tz, rules):
             return None
         return text
+
+    def about_ticket(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
+                     rng: random.Random) -> bool:
+        """Point the line's ticket at one its topics fit (``slack_ticket_topics``) and read the customer,
+        amount and product off that ticket's records; False when no ticket written by then fits."""
+        topics = [t for _, t in self.seeds.fidelity.ticket_topics_in(template.format(**values))]
+
+        def fits(t: dict[str, Any]) -> bool:
+            escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
+            return all(topic.fits(f"{t['subject']}\n{t['body']}", escalated) for topic in topics)
+
+        ticket = self.ticket_row(values["ticket_id"])
+        if not fits(ticket):
+            pool = records.tickets.get(story.about.order["id"], []) if "{order_id}" in template else \
+                [t for ts in records.tickets.values() for t in ts]
+            fitting = sorted((t for t in pool if t["created_at"] <= story.ts and fits(t)), key=lambda t: t["id"])
+            if not fitting:
+                return False
+            ticket = rng.choice(fitting)
+            values["ticket_id"] = ticket["id"]
+        name = records.customers[ticket["customer_id"]]
+        values.update(customer=name, first_name=name.split()[0])
+        if ticket["order_id"] and "{order_id}" not in template:
+            values["amount"] = f"{records.stories[ticket['order_id']].order['total']:.2f}"
+            allowed = self.seeds.fidelity.slack_categories(template)
+            held = [records.products[ln["product_id"]] for ln in records.lines[ticket["order_id"]]]
+            held = [p for p in held if allowed is None or p["category"] in allowed]
+            if any(f"{{{k}}}" in template for k in ("product", "sku", "brand")):
+                if not held:
+                    return False
+                product = rng.choice(held)
+                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        return True
 
     def ticket_row(self, ticket_id: str) -> dict[str, Any]:
         """The generated ticket with this id."""
