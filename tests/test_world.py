@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "69708088e60c38bbc4133d3faecb77be32dcd5c1ad130087f2f0cc9ecb4bba12"
+DEFAULT_WORLD_HASH = "28506724a6252ff2e1fc9fadc617a09ee8862f05737aa9afd6ea1b36c2aeaa98"
 
 
 @pytest.mark.slow
