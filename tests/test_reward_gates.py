@@ -188,7 +188,7 @@ VERDICT_PARAPHRASES = {
         "and there's no restocking fee. Billing is processing the refund and engineering will arrange the return.",
     "lookalike_customer_identity_joshua_address_change":
         "Hi Joshua, I couldn't find an order on thompson.j@icloud.com. Please send the order number and the full name "
-        "on the account so I can verify you. Note that we cannot change the address of a shipped parcel; the carrier can.",
+        "on the account so I can verify you. Once shipped, only the carrier can change the address, not us.",
     "manager_refund_aggregation_price_adjustments_august":
         "Five August price adjustments totalling $292.00. David Walker approved two of them ($47.27) and you approved "
         "the remaining three ($244.73); none were denied. September ones are excluded.",
@@ -218,7 +218,7 @@ VERDICT_PARAPHRASES = {
         "refunded, and no restocking fee applies. The 7-day rule is outdated. After that, a 36-month warranty applies.",
     "slack_incident_summary_mispick_customer_update":
         "Hi Michelle, no need to buy anything: ord-250904-003 was part of a picking error at our west warehouse. Use "
-        "the prepaid label we emailed on September 13, and we'll ship the DDR5 kit by FedEx Express for free.",
+        "the prepaid label we emailed on September 13; we ship the DDR5 kit by FedEx Express and you won't be charged.",
     "goodwill_exception_request_robert_late_free_shipping":
         "Hi Robert, the order shipped August 18 and arrived August 28, a day late. Shipping was free, so there is no "
         "shipping refund to give. I can't approve a $50 credit myself and have asked leadership; I can't promise it.",
