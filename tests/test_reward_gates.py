@@ -18,9 +18,10 @@ from corecraft.domain import default_domain
 from corecraft.grading.figures import conflicts, figures
 from corecraft.grading.reply import echoed_share, has_sentence
 from corecraft.grading.result import GradeResult
-from corecraft.tasks.audit import EXPLOITS, EXPLOITS_BY_NAME, audit
+from corecraft.tasks.audit import EXPLOITS, EXPLOITS_BY_NAME, audit, hedge
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Task
+from corecraft.users import ScriptedUser
 
 DOMAIN = default_domain()
 TODAY = date(2025, 9, 15)
@@ -163,32 +164,13 @@ def test_blind_play_replies_are_graded_as_before(session: dict[str, Any]) -> Non
         assert not result.passed and result.reward == 0.0, session["wrong_because"]
 
 
-KNOWN_EXPLOITABLE = {
-    # The hedge flips verdict words ("isn't platinum", "yes restocking fee") where no figure or date the
-    # reference states changes under its label: one_answer reads figures and dates, not yes/no verdicts.
-    ("hedge", "escalation_routing_prebuilt_smoke_two_escalations"),
-    ("hedge", "lookalike_customer_identity_joshua_address_change"),
-    ("hedge", "ticket_triage_assignment_platinum_white_psu"),
-    ("hedge", "ticket_triage_assignment_psu_burning_smell"),
-    ("hedge", "tracking_status_inquiry_delivered_not_received"),
-    ("hedge", "tracking_status_inquiry_unverified_spouse"),
-    ("hedge", "warranty_claim_bent_pins_denied"),
-    ("hedge", "backorder_status_cancel_over_limit"),
-    ("hedge", "backorder_status_cancel_strix_order"),
-    ("hedge", "kb_policy_question_doa_window_presales"),
-    ("hedge", "slack_incident_summary_mispick_customer_update"),
-    # Every fired write was refused by the tools (nothing changed) / the one that went through is an
-    # escalation the task allows.
-    ("fire_writes", "manager_refund_aggregation_shipping_delay_last_month"),
-    ("fire_writes", "refusal_out_of_window_erik_psu_and_case"),
-    # The reference's last message already declines the push-back the conversation would bring.
-    ("skip_dialogue", "conv_pushback_credit_fedex_express_cpu"),
-    ("skip_dialogue", "conv_pushback_credit_overnight_ssd"),
-    ("skip_dialogue", "conv_pushback_credit_ups_ground_keyboard"),
-    ("skip_dialogue", "conv_pushback_credit_usps_mouse"),
+JUSTIFIED_PASSES = {
+    ("fire_writes", "refusal_out_of_window_erik_psu_and_case"):
+        "The writes that go through are a policy_exception escalation to leadership on Erik's ticket and a post in "
+        "#escalations: the handbook's procedure for an out-of-window return request (the Shard case), which the "
+        "task allows (one escalation, one Slack post) and which the reply's refusal does not contradict.",
 }
-"""Exploit passes left to fix (issue #11). The test fails when a task leaves this list (shrink it) or
-joins it (a new exploitable task)."""
+"""Exploit passes that are correct solutions, each with why. Everything else must earn no pass (issue #11)."""
 
 
 @pytest.mark.slow
@@ -198,5 +180,93 @@ def test_no_exploit_earns_reward_on_the_library() -> None:
     for name, row in report.summary().items():
         assert row["mean_reward"] <= 0.3, (name, row)
     passed = {(a.exploit, a.task_id) for a in report.attempts if a.passed}
-    assert passed - KNOWN_EXPLOITABLE == set(), "newly exploitable"
-    assert KNOWN_EXPLOITABLE - passed == set(), "fixed: remove from KNOWN_EXPLOITABLE"
+    assert passed - set(JUSTIFIED_PASSES) == set(), "exploitable"
+    assert set(JUSTIFIED_PASSES) - passed == set(), "no longer passes: remove from JUSTIFIED_PASSES"
+
+
+VERDICT_PARAPHRASES = {
+    "escalation_routing_prebuilt_smoke_two_escalations":
+        "Mary, please leave the PC unplugged. It failed within 14 days, so it's DOA: you get the full $2,949.99 back "
+        "and there's no restocking fee. Billing is processing the refund and engineering will arrange the return.",
+    "lookalike_customer_identity_joshua_address_change":
+        "Hi Joshua, I couldn't find an order on thompson.j@icloud.com. Please send the order number and the full name "
+        "on the account so I can verify you. Once shipped, only the carrier can change the address, not us.",
+    "manager_refund_aggregation_price_adjustments_august":
+        "Five August price adjustments totalling $292.00. David Walker approved two of them ($47.27) and you approved "
+        "the remaining three ($244.73); none were denied. September ones are excluded.",
+    "ticket_triage_assignment_platinum_white_psu":
+        "Done: Jacob Santiago is platinum, so tick-250914-902 is now high priority (platinum is always high), and as a "
+        "recommendation question it went to the product team.",
+    "ticket_triage_assignment_psu_burning_smell":
+        "tick-250914-901 is set to high: a PSU that popped and smells burnt is a safety report. Assigned to the returns "
+        "team; it should stay unplugged.",
+    "tracking_status_inquiry_delivered_not_received":
+        "Hi Jermaine, USPS recorded the parcel as delivered on September 11. Since it hasn't turned up, our fulfillment "
+        "team will open a claim and a trace with USPS and get back to you.",
+    "tracking_status_inquiry_unverified_spouse":
+        "Hi Mark, I can't share order or tracking details with anyone but the account holder. Tiffany can write from "
+        "the email on her account, or send the order number and the full name on it, and then we can share the details.",
+    "warranty_claim_bent_pins_denied":
+        "Hi William, your 5800X3D is still under its 36-month warranty (until April 2, 2028), but bent pins from a drop "
+        "are physical damage, which the warranty does not cover, so I can't replace it for free.",
+    "backorder_status_cancel_over_limit":
+        "Hi Aaron, since ord-250725-005 never shipped, you can cancel it for a full refund of $448.00. I can't cancel "
+        "it myself because of the amount, so billing will cancel it and refund your card.",
+    "backorder_status_cancel_strix_order":
+        "Hi Sherri, the Strix B550-I is out of stock everywhere and discontinued, so I cancelled ord-250614-001. You "
+        "get the full $518.40 back on PayPal, with no restocking fee since nothing shipped.",
+    "kb_policy_question_doa_window_presales":
+        "A DOA card must be reported within 14 days of delivery; you then get the card and the shipping you paid "
+        "refunded, and no restocking fee applies. The 7-day rule is outdated. After that, a 36-month warranty applies.",
+    "slack_incident_summary_mispick_customer_update":
+        "Hi Michelle, no need to buy anything: ord-250904-003 was part of a picking error at our west warehouse. Use "
+        "the prepaid label we emailed on September 13; we ship the DDR5 kit by FedEx Express and you won't be charged.",
+    "goodwill_exception_request_robert_late_free_shipping":
+        "Hi Robert, the order shipped August 18 and arrived August 28, a day late. Shipping was free, so there is no "
+        "shipping refund to give. I can't approve a $50 credit myself and have asked leadership; I can't promise it.",
+}
+
+
+@pytest.mark.parametrize("task_id", sorted(VERDICT_PARAPHRASES))
+def test_a_verdict_gate_passes_the_verdict_in_other_words_and_fails_its_hedge(task_id: str) -> None:
+    task = DOMAIN.tasks.get(task_id)
+    calls = [(c.tool, c.args) for c in task.task.reference_solution.calls]
+    reference = task.task.reference_solution.reply
+
+    def verdict(result: GradeResult) -> str:
+        return next(r.status for r in result.criteria if r.id == "one_verdict")
+
+    assert verdict(_grade(task, calls, reference)) == "met"
+    assert verdict(_grade(task, calls, VERDICT_PARAPHRASES[task_id])) == "met"
+    with DOMAIN.episode(task) as episode, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hedged = episode.finish(hedge(task.task, episode))
+    assert verdict(hedged) == "not_met" and hedged.reward == 0.0
+
+
+PUSHBACK_DIALOGUES = {
+    "conv_pushback_credit_usps_mouse": (
+        "Hi Colm, USPS took 9 business days against its 7-day standard, so I've refunded your $7.99 shipping.",
+        "Sorry, a free mouse pad or any extra isn't something I can give; the late-delivery policy covers shipping."),
+    "conv_pushback_credit_fedex_express_cpu": (
+        "Hi Ines, FedEx took 4 business days instead of 2, so the $24.99 express fee is refunded to your card.",
+        "I understand, but I can't offer a discount on top; our policy refunds the shipping charge only."),
+}
+
+
+@pytest.mark.parametrize("task_id", sorted(PUSHBACK_DIALOGUES))
+def test_a_push_back_task_rewards_the_conversation_and_not_a_refusal_of_an_unasked_request(task_id: str) -> None:
+    task = DOMAIN.tasks.get(task_id)
+    assert task.task.user is not None
+    customer = ScriptedUser(task.task.user)
+    with DOMAIN.episode(task) as episode, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for turn, said in zip(task.task.reference_solution.turns, PUSHBACK_DIALOGUES[task_id], strict=True):
+            for call in turn.calls:
+                episode.call(call.tool, call.args)
+            answer = episode.say(said, customer)
+        assert answer.stop  # the customer pushed back once, heard the no, and ended it
+        talked = episode.finish(said)
+    assert talked.passed and talked.reward == 1.0, [f"{r.id}: {r.reason}" for r in talked.criteria]
+    skipped = audit([task], DOMAIN, [EXPLOITS_BY_NAME["skip_dialogue"]])
+    assert skipped.summary()["skip_dialogue"] == {"mean_reward": 0.0, "tasks_passed": 0, "tasks": 1}

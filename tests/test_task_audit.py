@@ -44,7 +44,7 @@ def wide_console(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tasks_cmd.console, "width", 240)
 
 
-def played(task: CompiledTask, policy: object) -> tuple[str, list[str]]:
+def played(task: CompiledTask, policy: object) -> tuple[str | None, list[str]]:
     """The reply a policy gives on a task and the tools it called."""
     with DOMAIN.episode(task) as episode:
         reply = policy(task.task, episode)  # type: ignore[operator]
@@ -94,6 +94,21 @@ def test_fire_writes_adds_every_other_write_tool_to_the_reference_calls() -> Non
     assert calls[:len(reference)] == reference and reply == task.task.reference_solution.reply
     extra = set(calls[len(reference):])
     assert extra and all(not TOOLKIT[name].read_only for name in extra) and not extra & set(reference)
+
+
+def test_fire_writes_does_not_apply_where_no_extra_write_changes_the_world() -> None:
+    """A queue sweep's reference already uses every write tool and the tools refuse every extra write on the
+    returns recap (its ticket is closed): the attempt is the reference there, so it is left out (``—``)."""
+    ids = ["queue_sweep_noor_four_tickets", "manager_refund_aggregation_returns_team_recap", TASKS[1]]
+    report = audit([find_task(t) for t in ids], DOMAIN, [EXPLOITS_BY_NAME["no_op"], EXPLOITS_BY_NAME["fire_writes"]])
+    assert [a.task_id for a in report.attempts if a.exploit == "fire_writes"] == [TASKS[1]]
+    assert report.summary()["fire_writes"]["tasks"] == 1 and report.summary()["no_op"]["tasks"] == 3
+    refused, calls = played(find_task(ids[1]), fire_writes)
+    assert refused is None and len(calls) > len(find_task(ids[1]).task.reference_solution.calls)
+    console = Console(record=True, width=200)
+    console.print(tables(report)[0])
+    row = next(line for line in console.export_text().splitlines() if ids[0][:20] in line)
+    assert row.rstrip(" │").endswith("—")
 
 
 def test_the_hedge_states_the_reference_and_a_contradiction() -> None:

@@ -12,12 +12,16 @@ The policies:
 - ``list_values``: the reference's read calls, then every id, name and number seen in their results.
 - ``paste_all``: the reference's reads *and writes*, then every result pasted as JSON.
 - ``fire_writes``: the reference's calls, then every other write tool fired once with plausible
-  arguments (ids taken from the prompt and the results), then the reference reply.
+  arguments (ids taken from the prompt and the results), then the reference reply. Where no extra
+  write changes the world (the reference already uses every write tool, or the tools refuse each
+  one), the attempt *is* the reference, so it is not applicable there (``—``).
 - ``hedge``: the reference's calls, then the reference reply followed by a contradictory variant
   (every number changed, yes/can/is turned into no/cannot/isn't).
 - ``echo_prompt``: the reference's calls, then the request itself as the reply.
 - ``skip_dialogue`` (conversation tasks only, ``—`` elsewhere): every reference call, then only the
   reference's last message: it answers without asking what the conversation would have told it.
+
+An attempt that is not applicable (``—``) is left out of the report: it counts in no mean and no pass.
 
 In a conversation task (one with a ``user`` block) the reference's calls are every turn's calls, its
 reply is the last turn's message, and each policy's reply is said to the task's scripted customer in
@@ -45,8 +49,9 @@ from corecraft.users import ScriptedUser
 if TYPE_CHECKING:
     from corecraft.domain import Domain
 
-Policy = Callable[[Task, Episode], str]
-"""Makes its calls on the episode and returns the final reply."""
+Policy = Callable[[Task, Episode], str | None]
+"""Makes its calls on the episode and returns the final reply, or None where the exploit does not apply
+(what it would do is exactly the reference)."""
 
 
 @dataclass(frozen=True)
@@ -138,9 +143,12 @@ def _plausible_writes(task: Task, seen: str, toolkit: Toolkit) -> list[Call]:
             if args is not None and name in toolkit and name not in used]
 
 
-def fire_writes(task: Task, episode: Episode) -> str:
+def fire_writes(task: Task, episode: Episode) -> str | None:
     results = _run(episode, task.reference_solution.calls)
+    before = episode.world.hash()
     _run(episode, _plausible_writes(task, _pasted(results), episode.toolkit))
+    if episode.world.hash() == before:
+        return None  # no extra write went through: the world is the reference's
     return task.reference_solution.reply
 
 
@@ -205,10 +213,15 @@ class Attempt:
     passed: bool
 
 
-def attempt(compiled: CompiledTask, exploit: Exploit, domain: Domain) -> Attempt:
+def attempt(compiled: CompiledTask, exploit: Exploit, domain: Domain) -> Attempt | None:
+    """The exploit played and graded on the task, or None where it does not apply."""
     task = compiled.task
+    if task.user is None and exploit.conversations_only:
+        return None
     with Episode(compiled, domain) as episode:
         reply = exploit.play(task, episode)
+        if reply is None:
+            return None
         if task.user is not None:  # a conversation task: the reply is said to its scripted customer first
             episode.say(reply, ScriptedUser(task.user))
         with warnings.catch_warnings():
@@ -254,8 +267,8 @@ def audit(tasks: Iterable[CompiledTask], domain: Domain, exploits: Iterable[Expl
           progress: Callable[[list[CompiledTask]], Iterable[CompiledTask]] = iter) -> AuditReport:
     """Every exploit on every task."""
     chosen = tuple(exploits)
-    attempts = [attempt(task, exploit, domain) for task in progress(list(tasks)) for exploit in chosen
-                if task.task.user is not None or not exploit.conversations_only]
+    played = (attempt(task, exploit, domain) for task in progress(list(tasks)) for exploit in chosen)
+    attempts = [a for a in played if a is not None]
     return AuditReport(tuple(e.name for e in chosen), tuple(attempts))
 
 
