@@ -6,7 +6,7 @@ after each call (untimed), so the world never drifts; a call that needs an earli
 payment partially refunded needs a refund) runs that step first, untimed, inside the same savepoint.
 
 Each tool's median and p99 are printed beside the floor, a raw ``sqlite3`` primary-key lookup on a
-copy of the same database, as ratios, and beside the targets (median <= 0.3 ms, p99 <= 2 ms).
+the world's own connection, as ratios, and beside the targets (median <= 0.3 ms, p99 <= 2 ms).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from corecraft.bench.timing import console as bench_console
 from corecraft.bench.timing import median, ms, p99, report
 from corecraft.domain import default_domain
 from corecraft.tools import ToolContext
-from corecraft.world.store import World, copy_connection
+from corecraft.world.store import World
 
 TARGET_MEDIAN = 0.3e-3
 TARGET_P99 = 2e-3
@@ -173,8 +173,8 @@ def working_calls(ctx: ToolContext) -> dict[str, list[Call]]:
 
 
 def floor_samples(world: World, repeat: int) -> list[float]:
-    """Seconds per raw ``sqlite3`` primary-key lookup on a copy of the same database."""
-    conn = copy_connection(world.conn.serialize())
+    """Seconds per raw ``sqlite3`` primary-key lookup on the world's own connection."""
+    conn = world.conn
     keys = _column(conn, "SELECT id FROM customer ORDER BY id")
     out = []
     with _no_gc():
@@ -182,7 +182,6 @@ def floor_samples(world: World, repeat: int) -> list[float]:
             start = time.perf_counter()
             conn.execute("SELECT * FROM customer WHERE id = ?", (key,)).fetchone()
             out.append(time.perf_counter() - start)
-    conn.close()
     return out
 
 

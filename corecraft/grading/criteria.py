@@ -28,18 +28,17 @@ from corecraft.tasks.model import (
     WorldValue,
 )
 from corecraft.world import db, models
-from corecraft.world.store import Snapshot, World
+from corecraft.world.store import World
 
 Outcome = tuple[bool, str]
 
 
 @dataclass
 class Evidence:
-    """Everything the checks read: the transcript, the end world and the start snapshot."""
+    """Everything the checks read: the transcript and the episode's world (its end state and its changes)."""
 
     transcript: Transcript
     world: World
-    start: Snapshot
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
     reference_reply: str = ""  # the task's reference reply, the yardstick of max_chars_vs_reference
 
@@ -50,7 +49,7 @@ class Evidence:
 
     @cached_property
     def diff(self) -> dict[str, TableDiff]:
-        return world_diff(self.world.conn, self.start)
+        return world_diff(self.world.conn)
 
     def rows(self, table: str, where: Where) -> list[dict[str, Any]]:
         """Decoded rows of ``table`` matching ``where``; plain equalities are filtered in SQL."""
