@@ -6,10 +6,11 @@ channels are seed content and do not grow. Each scaled recipe is written once as
 under the cache directory; its template is built cold (timed) and cached like any other.
 
 Per scale the table shows: the cold build; the reset (an :class:`~corecraft.episode.Episode` of a
-setup-free task pointed at the scaled world closed and started again: the pooled connection rewound,
-the acting employee looked up); resident memory per live env, each after ten real write calls
+setup-free task pointed at the scaled world, after a write call, closed and started again: the pooled
+connection rewound, the acting employee looked up); resident memory per live env, each after ten real write calls
 (measured in a child process); ``world_diff`` at grading, after a few real write calls; and every
-tool's median latency (the calls of ``corecraft bench tools``). The last column is the largest
+tool's median latency (the calls of ``corecraft bench tools``, every scale measured in turn call by
+call, so machine noise hits every scale alike). The last column is the largest
 scale over x1: flat costs stay near 1x.
 """
 
@@ -28,7 +29,7 @@ from rich.table import Table
 
 from corecraft.bench.timing import console as bench_console
 from corecraft.bench.timing import median, ms, rss_bytes, samples
-from corecraft.bench.tools import candidates, measure
+from corecraft.bench.tools import candidates, measure_worlds
 from corecraft.domain import default_domain
 from corecraft.episode import Episode
 from corecraft.grading.diff import world_diff
@@ -120,8 +121,26 @@ def _memory_in_child(recipe: str) -> float:
     return float(out.stdout.strip())
 
 
+def _reset_after_a_write(task: Task, repeat: int) -> list[float]:
+    """Seconds per reset (the episode closed, the next one opened) after one real write call, untimed."""
+    domain = default_domain()
+    compiled = domain.compile(task)
+    episode = Episode(compiled, domain)
+    name = WRITES[1]
+    call = next(c for c in candidates(episode.world, episode.actor)[name] if "error" not in episode.call(name, c.args))
+    out = []
+    for _ in range(repeat):
+        episode.call(name, call.args)
+        start = time.perf_counter()
+        episode.close()
+        episode = Episode(compiled, domain)
+        out.append(time.perf_counter() - start)
+    episode.close()
+    return out
+
+
 def measure_scale(factor: int, repeat: int) -> Figures:
-    """Every figure for the default world scaled by ``factor``; ``repeat`` calls per tool."""
+    """Every figure but the tools' for the default world scaled by ``factor``."""
     recipe = scaled_recipe(factor)
     out = Figures(factor=factor)
     start, cpu = time.perf_counter(), time.process_time()
@@ -130,9 +149,7 @@ def measure_scale(factor: int, repeat: int) -> Figures:
     out.build, out.build_cpu = time.perf_counter() - start, time.process_time() - cpu
     out.size = len(data)
     task = _task_on(recipe)
-    compiled = domain.compile(task)
-    Episode(compiled, domain).close()  # the task's start snapshot, kept in the store as in a training run
-    out.reset = median(samples(lambda: Episode(compiled, domain).close(), min(max(repeat, 5), 100)))
+    out.reset = median(_reset_after_a_write(task, min(max(repeat, 5), 100)))
     episode = _written_episode(task)
     try:
         out.entities = sum(episode.world.counts().values())
@@ -140,8 +157,6 @@ def measure_scale(factor: int, repeat: int) -> Figures:
     finally:
         episode.close()
     out.memory = _memory_in_child(recipe)
-    timings, _ = measure(recipe, repeat)
-    out.tools = {name: median(wall) for name, (wall, _) in timings.items()}
     return out
 
 
@@ -183,6 +198,10 @@ def main(quick: bool = False, repeat: int = 200, console: Console | None = None)
     for factor in QUICK_FACTORS if quick else FACTORS:
         console.print(f"measuring the default world x{factor} ...")
         figures.append(measure_scale(factor, repeat))
+    console.print("measuring every tool on every scale, interleaved ...")
+    for figure, (timings, _) in zip(figures, measure_worlds([scaled_recipe(f.factor) for f in figures], repeat),
+                                    strict=True):
+        figure.tools = {name: median(wall) for name, (wall, _) in timings.items()}
     console.print(table(figures))
     return figures
 

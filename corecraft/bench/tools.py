@@ -26,6 +26,7 @@ from rich.table import Table
 from corecraft.bench.timing import console as bench_console
 from corecraft.bench.timing import median, ms, p99, report
 from corecraft.domain import default_domain
+from corecraft.grading.diff import world_diff
 from corecraft.tools import ToolContext
 from corecraft.world.store import World
 
@@ -192,24 +193,33 @@ Timings = dict[str, tuple[list[float], list[float]]]
 def measure(recipe: str = "default", repeat: int = 1000) -> tuple[Timings, list[float]]:
     """Per-tool call latencies (``repeat`` calls each, after the screening pass has warmed up every call)
     and the floor's samples."""
+    (timings, floor), = measure_worlds([recipe], repeat)
+    return timings, floor
+
+
+def measure_worlds(recipes: list[str], repeat: int) -> list[tuple[Timings, list[float]]]:
+    """:func:`measure` for several worlds at once, interleaved call by call, so machine noise hits every world
+    alike (the figures of one world are comparable with another's)."""
     domain = default_domain()
-    world = domain.store.open(recipe)
-    ctx = domain.toolkit.context(world, world.first_employee())
-    calls = working_calls(ctx)
-    before = world.hash()
-    timings: Timings = {name: ([], []) for name in calls}
-    rounds = {name: cycle(options) for name, options in calls.items()}
+    worlds = [domain.store.open(recipe) for recipe in recipes]
+    contexts = [domain.toolkit.context(world, world.first_employee()) for world in worlds]
+    calls = [working_calls(ctx) for ctx in contexts]
+    timings: list[Timings] = [{name: ([], []) for name in options} for options in calls]
+    rounds = [{name: cycle(options) for name, options in per_world.items()} for per_world in calls]
     with _no_gc():
         for _ in range(repeat):  # round-robin, so a burst of machine noise hits every tool alike
-            for name, options in rounds.items():
-                took, cpu, _ = _run(ctx, name, next(options), domain.toolkit[name].read_only)
-                timings[name][0].append(took)
-                timings[name][1].append(cpu)
-    if world.hash() != before:
-        raise RuntimeError("the benchmark changed the world: a write was not rolled back")
-    floor = floor_samples(world, repeat * 5)
-    world.close()
-    return timings, floor
+            for name in calls[0]:
+                for ctx, per_world, out in zip(contexts, rounds, timings, strict=True):
+                    took, cpu, _ = _run(ctx, name, next(per_world[name]), domain.toolkit[name].read_only)
+                    out[name][0].append(took)
+                    out[name][1].append(cpu)
+    results = []
+    for world, out in zip(worlds, timings, strict=True):
+        if world_diff(world.conn):
+            raise RuntimeError("the benchmark changed the world: a write was not rolled back")
+        results.append((out, floor_samples(world, repeat * 5)))
+        world.close()
+    return results
 
 
 def _ratio(value: float, reference: float) -> str:
