@@ -74,10 +74,11 @@ def code_fingerprint(seeds_folder: Path, world_package: Path = Path(models.__fil
 
 
 class TemplateStore:
-    """Builds, caches and copies worlds for one content folder.
+    """Builds and caches world templates for one content folder, and opens episode worlds over them.
 
-    Templates live on disk in ``cache_dir``; templates and start snapshots live in memory in an
-    LRU bounded by ``max_bytes`` (a snapshot in use by an episode stays alive through its episode).
+    Templates live on disk in ``cache_dir``; templates read into memory (for the uses that need the
+    bytes) live in an LRU bounded by ``max_bytes``. Episode connections are reused through
+    :attr:`overlays`.
     """
 
     def __init__(self, content_root: Path, cache_dir: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
