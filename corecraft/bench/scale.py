@@ -199,8 +199,8 @@ def main(quick: bool = False, repeat: int = 200, console: Console | None = None)
         console.print(f"measuring the default world x{factor} ...")
         figures.append(measure_scale(factor, repeat))
         f = figures[-1]
-        console.print(f"  x{factor}: {f.entities:,} entities, build {f.build:.1f} s, reset {ms(f.reset)}, "
-                      f"memory per live env {f.memory / 2**20:.2f} MiB, world_diff {ms(f.diff)}")
+        console.print(f"  x{factor} done: {f.entities:,} rows, built in {f.build:.1f} s, reset {ms(f.reset)}, "
+                      f"{f.memory / 2**20:.2f} MiB per live env, diff {ms(f.diff)}")
     console.print("measuring every tool on every scale, interleaved ...")
     for figure, (timings, _) in zip(figures, measure_worlds([scaled_recipe(f.factor) for f in figures], repeat),
                                     strict=True):
