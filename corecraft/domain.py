@@ -2,7 +2,7 @@
 
 A :class:`Domain` is built from a content folder (``world/``, ``seeds/``, ``rubrics/``,
 ``tasks/``) and a cache folder; it owns the :class:`~corecraft.world.store.TemplateStore` (worlds
-and task start snapshots, bounded in memory), the :class:`~corecraft.tools.registry.Toolkit` (the 23
+on disk, reusable episode connections over them), the :class:`~corecraft.tools.registry.Toolkit` (the 23
 tools bound to its policy) and the :class:`~corecraft.tasks.library.TaskLibrary`. Everything that
 runs episodes takes a domain; :func:`default_domain` is the one process-wide default (the shipped
 content, ``$CORECRAFT_CACHE_DIR`` or the user cache folder, ``$CORECRAFT_STORE_MB`` of snapshots),
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from corecraft.tasks.setup import apply_setup
 from corecraft.tools import Toolkit, corecraft_tools
 from corecraft.users import ScriptedUser
 from corecraft.world.seeds import Policy, Seeds
-from corecraft.world.store import DEFAULT_MAX_BYTES, Snapshot, TemplateStore
+from corecraft.world.store import DEFAULT_MAX_BYTES, Setup, TemplateStore
 
 
 class Domain:
@@ -78,23 +78,14 @@ class Domain:
         """A task built in memory, checked and resolved like a file (a compiled task passes through)."""
         return task if isinstance(task, CompiledTask) else compile_task(task, self.toolkit, self.rubrics)
 
-    def start_snapshot(self, task: CompiledTask) -> Snapshot:
-        """The task's starting world (template + setup), kept in the store under its content."""
-        world = task.task.world
+    def setup(self, task: CompiledTask) -> Setup | None:
+        """The task's setup as applied at the start of each of its episodes (None: the template as it is);
+        tasks with the same world and setup share its key, so their episodes reuse the start state."""
         if not task.task.setup:
-            return self.store.template(world.recipe, world.seed)
+            return None
         body = task.task.model_dump_json(include={"world", "setup"})
-        key = "start:" + hashlib.sha256(body.encode()).hexdigest()
-
-        def build() -> bytes:
-            opened = self.store.open(world.recipe, world.seed)
-            try:
-                apply_setup(opened, task.task.setup)
-                return opened.conn.serialize()
-            finally:
-                opened.close()
-
-        return self.store.snapshot(key, build)
+        return Setup(key="setup:" + hashlib.sha256(body.encode()).hexdigest(),
+                     apply=partial(apply_setup, steps=task.task.setup))
 
     def episode(self, task: Task | CompiledTask) -> Episode:
         """A fresh episode of ``task`` (close it, or use it as a context manager)."""

@@ -1,8 +1,8 @@
-"""One attempt at one task: a fresh world (the task's start snapshot), tool calls recorded into a
+"""One attempt at one task: a fresh world (the task's start state), tool calls recorded into a
 transcript, and grading at the end. The Gymnasium env, ``corecraft eval``, the MCP server, task
 checks and the tests all run episodes through this class. Use it as a context manager (or call
 :meth:`Episode.close`) so the world's connection is released. An episode pickles and deep-copies
-mid-way (its world travels as database bytes), which is how envs are forked.
+mid-way (its world travels as its template, setup and changed rows), which is how envs are forked.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ class Episode:
     def __init__(self, task: CompiledTask, domain: Domain) -> None:
         self.task = task
         self.toolkit = domain.toolkit
-        self.start = domain.start_snapshot(task)
-        self.world = domain.store.open(task.task.world.recipe, task.task.world.seed, self.start)
+        self.world = domain.store.open(task.task.world.recipe, task.task.world.seed, domain.setup(task))
         self.actor = task.task.actor or self.world.first_employee()
         self.ctx = self.toolkit.context(self.world, self.actor)
         allowed = task.task.allowed_tools
@@ -79,7 +78,7 @@ class Episode:
         self.transcript.reply = reply or ""
         if messages is not None:
             self.transcript.messages = messages
-        result = grade(self.task, self.transcript, self.world, self.start, judge)
+        result = grade(self.task, self.transcript, self.world, judge)
         if user_error is not None:
             result = result.model_copy(update={"reward": 0.0, "passed": False, "user_error": user_error})
         return result

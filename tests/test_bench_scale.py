@@ -32,7 +32,7 @@ def test_quick_run_prints_every_figure_for_x1_and_x10() -> None:
     out = result.output
     assert "x10 / x1" in out and "x100" not in out
     figures = ("entities", "database size", "cold build", "its CPU time", "env reset",
-               "resident memory per live copy", "world_diff at grading", *default_domain().toolkit.names)
+               "resident memory per live env", "world_diff at grading", *default_domain().toolkit.names)
     for figure in figures:
         line = next((row for row in out.splitlines() if figure in row), None)
         assert line is not None, figure

@@ -1,7 +1,7 @@
 """The engine's structure, proved: no import cycles, no mutable module state, a light import of the
 models, one vocabulary that agrees with the policy, tool texts written from the policy they
-enforce, a template store bounded in bytes, and the regressions of the engine clean-up (tasks that
-exist only in memory, unknown tables caught before grading, the template fingerprint)."""
+enforce, a template store bounded in bytes that episodes never copy worlds into, and the regressions
+of the engine clean-up (tasks that exist only in memory, unknown tables caught before grading, the template fingerprint)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from corecraft.tasks.loader import TaskError
 from corecraft.tasks.model import Task
 from corecraft.tools import Toolkit, corecraft_tools
 from corecraft.world import vocab
+from corecraft.world.overlay import IDLE_OVERLAYS
 from corecraft.world.rules import add_business_days, business_days_after, is_business_day
 from corecraft.world.store import TemplateStore, code_fingerprint
 
@@ -237,15 +238,16 @@ def test_store_keeps_snapshots_within_its_byte_limit(tmp_path: Path) -> None:
     assert len(store) == 0 and store.nbytes == 0
 
 
-def test_every_task_touched_stays_within_the_limit() -> None:
+def test_every_task_touched_copies_no_world_and_reuses_one_connection_per_template() -> None:
     domain = Domain(cache=default_domain().store.cache_dir, store_max_bytes=8 * 2**20)
-    starts = 0
-    for split in ("train", "dev", "test"):
-        for task in domain.tasks.split(split):
-            with domain.episode(task):
-                starts += 1
-            assert domain.store.nbytes <= 8 * 2**20
-    assert starts >= 100 and len(domain.store) >= 1
+    tasks = [task for split in ("train", "dev", "test") for task in domain.tasks.split(split)]
+    connections = set()
+    for task in tasks:
+        with domain.episode(task) as episode:
+            connections.add(id(episode.world.conn))
+        assert domain.store.nbytes == 0 and len(domain.store.overlays) <= IDLE_OVERLAYS
+    templates = {(t.task.world.recipe, t.task.world.seed) for t in tasks}
+    assert len(tasks) >= 100 and len(connections) == len(templates)
 
 
 def test_fingerprint_covers_every_world_module_and_seed(tmp_path: Path) -> None:

@@ -2,18 +2,24 @@
 does not. Tasks are built in Python on the tiny world; episodes make real tool calls through
 :class:`~corecraft.episode.Episode`, so the checks read real transcripts and real SQLite diffs.
 Then the reward arithmetic: weighted fraction, minefields zeroing it, ungraded and judge_error
-criteria left out of it."""
+criteria left out of it. The change-log world diff is checked against a full row-by-row diff, on random
+write sequences too (and after a fork and a pickle)."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import pickle
 import socket
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import corecraft.grading.diff as diff_module
 from corecraft.domain import default_domain
 from corecraft.grading.criteria import numbers_in
 from corecraft.grading.diff import world_diff
@@ -21,7 +27,7 @@ from corecraft.grading.judge import Judge, JudgeConfig
 from corecraft.grading.result import CriterionResult, GradeResult
 from corecraft.tasks.model import Task
 from corecraft.world import db, models
-from corecraft.world.store import Snapshot, World
+from corecraft.world.store import World
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
@@ -303,36 +309,36 @@ def test_numbers_in_reads_money_and_plain_numbers() -> None:
 
 
 # -- the world diff behind db_diff ---------------------------------------------------------------
-def naive_diff(start: Snapshot, end: World) -> dict[str, tuple[list[str], list[str], dict[str, list[str]]]]:
-    """Every table read whole from both worlds and compared by id, in Python."""
-    before_world = World.from_bytes(start.data)
+def naive_diff(start: World, end: World) -> dict[str, tuple[list[str], list[str], dict[str, list[str]]]]:
+    """The oracle: every table read whole from a start world and the end world and compared by id, in Python."""
     out = {}
-    try:
-        for model in models.ALL_TABLES:
-            names = db.column_names(model)
-            sql = f"SELECT {', '.join(names)} FROM {db.table(model)}"
-            key = names.index("id")
-            before = {r[key]: r for r in before_world.conn.execute(sql)}
-            after = {r[key]: r for r in end.conn.execute(sql)}
-            updated = {i: [n for n, a, b in zip(names, before[i], after[i], strict=True) if a != b]
-                       for i in sorted(before.keys() & after.keys()) if before[i] != after[i]}
-            added, deleted = sorted(after.keys() - before.keys()), sorted(before.keys() - after.keys())
-            if added or deleted or updated:
-                out[model.__name__] = (added, deleted, updated)
-    finally:
-        before_world.close()
+    for model in models.ALL_TABLES:
+        names = db.column_names(model)
+        sql = f"SELECT {', '.join(names)} FROM {db.table(model)}"
+        key = names.index("id")
+        before = {r[key]: r for r in start.conn.execute(sql)}
+        after = {r[key]: r for r in end.conn.execute(sql)}
+        updated = {i: [n for n, a, b in zip(names, before[i], after[i], strict=True) if a != b]
+                   for i in sorted(before.keys() & after.keys()) if before[i] != after[i]}
+        added, deleted = sorted(after.keys() - before.keys()), sorted(before.keys() - after.keys())
+        if added or deleted or updated:
+            out[model.__name__] = (added, deleted, updated)
     return out
 
 
-@pytest.mark.parametrize("page_filter", [True, False], ids=["changed-pages-only", "every-table"])
-def test_world_diff_matches_a_naive_row_by_row_diff(page_filter: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not page_filter:
-        monkeypatch.setattr(diff_module, "_touched_tables", lambda end, start: None)
-    episode = default_domain().episode(make_task([{"id": "x", "kind": "db_diff", "allow": {}}], setup=[TODAYS_MESSAGE]))
+def diff_of(world: World) -> dict[str, tuple[list[str], list[str], dict[str, list[str]]]]:
+    return {t: (d.added, d.deleted, d.updated) for t, d in world_diff(world.conn).items()}
+
+
+def test_world_diff_matches_a_naive_row_by_row_diff() -> None:
+    domain = default_domain()
+    task = domain.compile(make_task([{"id": "x", "kind": "db_diff", "allow": {}}], setup=[TODAYS_MESSAGE]))
+    episode = domain.episode(task)
+    start = domain.store.open("tiny", setup=domain.setup(task))
     try:
         conn = episode.world.conn
-        assert world_diff(conn, episode.start) == {}
-        conn.execute("PRAGMA foreign_keys = OFF")  # below, edits no tool makes: deletes, a changed id, rowid reuse
+        assert world_diff(conn) == {}  # the setup's row is part of the start, not a change
+        conn.execute("PRAGMA defer_foreign_keys = ON")  # below, edits no tool makes: deletes, a changed id, rowid reuse
         rowid, *last = conn.execute("SELECT rowid, * FROM slackmessage ORDER BY rowid DESC LIMIT 1").fetchone()
         conn.execute("DELETE FROM slackmessage WHERE rowid = ?", (rowid,))
         conn.execute(f"INSERT INTO slackmessage VALUES ({', '.join('?' * len(last))})", ["msg-probe", *last[1:]])
@@ -345,8 +351,8 @@ def test_world_diff_matches_a_naive_row_by_row_diff(page_filter: bool, monkeypat
         conn.execute("UPDATE customer SET id = 'cust-9999' WHERE id = 'cust-0014'")
         conn.execute("UPDATE product SET specs = json_set(specs, '$.probe', 1), price = price + 1 "
                      "WHERE rowid = (SELECT min(rowid) FROM product)")
-        got = {t: (d.added, d.deleted, d.updated) for t, d in world_diff(conn, episode.start).items()}
-        assert got == naive_diff(episode.start, episode.world)
+        got = diff_of(episode.world)
+        assert got == naive_diff(start, episode.world)
         # msg-probe took the deleted row's rowid: a new row. The tool then gave the deleted id to its new message,
         # at another rowid: by id, that row was updated.
         assert posted == last[0]
@@ -358,18 +364,81 @@ def test_world_diff_matches_a_naive_row_by_row_diff(page_filter: bool, monkeypat
         assert set(got) == {"SlackMessage", "SupportTicket", "Customer", "Escalation", "Product"}
     finally:
         episode.close()
+        start.close()
 
 
-def test_world_diff_of_unrelated_worlds_compares_every_table() -> None:
-    store = default_domain().store
-    start, end = store.open("tiny"), store.open("tiny", seed=2)
+# -- random write sequences: the change-log diff against the full diff ------------------------------
+TABLES = [m for m in models.ALL_TABLES if m.__name__ not in ("Employee",)]
+Op = tuple[str, int, int, int, bool]
+
+
+def _apply(conn: sqlite3.Connection, op: Op) -> None:
+    """One write no tool would make (any row, any column), sometimes inside a savepoint rolled back."""
+    kind, table_index, pick, column_pick, undone = op
+    model = TABLES[table_index % len(TABLES)]
+    table, names = db.table(model), db.column_names(model)
+    rowids = [r[0] for r in conn.execute(f"SELECT rowid FROM {table} ORDER BY rowid")]
+    if not rowids:
+        return
+    rowid = rowids[pick % len(rowids)]
+    column = [n for n in names if n != "id"][column_pick % (len(names) - 1)]
+    if undone:
+        conn.execute("SAVEPOINT probe")
     try:
-        data = Snapshot(start.conn.serialize())
-        got = {t: (d.added, d.deleted, d.updated) for t, d in world_diff(end.conn, data).items()}
-        assert got == naive_diff(data, end) and len(got) >= 10
+        _write(conn, model, kind, rowid, column, pick, table_index)
+    finally:
+        if undone:
+            conn.execute("ROLLBACK TO probe")
+            conn.execute("RELEASE probe")
+
+
+def _write(conn: sqlite3.Connection, model: type, kind: str, rowid: int, column: str, pick: int, table_index: int) -> None:
+    table, names = db.table(model), db.column_names(model)  # type: ignore[arg-type]
+    if kind == "update":
+        conn.execute(f'UPDATE {table} SET "{column}" = ? WHERE rowid = ?', (f"v{pick}", rowid))
+    elif kind == "same":  # written with the value it holds: touched, not changed
+        conn.execute(f'UPDATE {table} SET "{column}" = "{column}" WHERE rowid = ?', (rowid,))
+    elif kind == "delete":
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+    elif kind == "copy":  # a new row copied from an existing one, under a new id
+        listed = ", ".join(f'"{n}"' for n in names)
+        chosen = ", ".join("?" if n == "id" else f'"{n}"' for n in names)
+        conn.execute(f"INSERT INTO {table} ({listed}) SELECT {chosen} FROM {table} WHERE rowid = ?",
+                     (f"new-{pick}-{table_index}", rowid))
+    elif kind == "reinsert":  # deleted, then inserted again under the same id (at a new rowid)
+        row = conn.execute(f"SELECT * FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        conn.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(row))})", row)
+    else:  # "rename": the row keeps its rowid under a new id
+        conn.execute(f"UPDATE {table} SET id = ? WHERE rowid = ?", (f"renamed-{pick}", rowid))
+
+
+OPS = st.lists(st.tuples(st.sampled_from(["update", "same", "delete", "copy", "reinsert", "rename"]),
+                         st.integers(0, 50), st.integers(0, 10_000), st.integers(0, 50), st.booleans()),
+               max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_change_log_diff_equals_the_full_diff_on_random_writes(ops: list[Op]) -> None:
+    store = default_domain().store
+    start, end = store.open("tiny"), store.open("tiny")
+    try:
+        end.conn.execute("PRAGMA defer_foreign_keys = ON")
+        for op in ops:
+            with contextlib.suppress(sqlite3.IntegrityError):  # a duplicate id: SQLite undoes the statement
+                _apply(end.conn, op)
+        expected = naive_diff(start, end)
+        assert diff_of(end) == expected
+        for twin in (end.fork(), pickle.loads(pickle.dumps(end)), copy.deepcopy(end)):
+            try:
+                assert diff_of(twin) == expected and twin.hash() == end.hash()
+            finally:
+                twin.close()
     finally:
         start.close()
         end.close()
+
 
 
 # -- ordering of tool_called criteria -----------------------------------------------------------

@@ -51,7 +51,7 @@ def run(split: str = "train", repeat: int = 300) -> list[tuple[str, str, str, st
     envs = {t.id: gymnasium.make("CoreCraft-v0", task_id=t.id, split=split) for t in tasks}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for t in tasks:  # warm the per-task start snapshots, as a training run would
+        for t in tasks:  # warm each env's world connection, as a training run would
             envs[t.id].reset(seed=0)
         start, episodes = time.perf_counter(), 0
         while time.perf_counter() - start < 3.0:

@@ -3,7 +3,7 @@
 The task's reference solution is replayed once through the real tools on its world (by default
 ``doa_cpu_refund_kayla`` on the default world); then only :func:`~corecraft.grading.grader.grade`
 is timed, over every criterion but ``llm_judge`` (``db_diff`` included), beside the target
-(<= 10 ms per episode) and beside the floor of the start/end world diff alone. A per-kind
+(<= 10 ms per episode) and beside the floor of the world diff alone (read from the episode's change log). A per-kind
 breakdown shows where the time goes.
 """
 
@@ -38,7 +38,7 @@ def _replayed(task_id: str) -> tuple[Episode, CompiledTask]:
         if "error" in result:
             raise RuntimeError(f"{task_id}: reference call {call.tool} failed: {result['error']}")
     episode.transcript.reply = task.task.reference_solution.reply
-    graded = grade(task, episode.transcript, episode.world, episode.start)
+    graded = grade(task, episode.transcript, episode.world)
     if not graded.passed:
         raise RuntimeError(f"{task_id}: the reference solution does not pass: {graded.criteria}")
     return episode, task
@@ -47,16 +47,16 @@ def _replayed(task_id: str) -> tuple[Episode, CompiledTask]:
 def run(task_id: str = TASK, repeat: int = 200) -> list[tuple[str, str, str, str]]:
     episode, task = _replayed(task_id)
     criteria = task.criteria
-    transcript, world, start = episode.transcript, episode.world, episode.start
+    transcript, world = episode.transcript, episode.world
     try:
-        times = samples(lambda: grade(task, transcript, world, start), repeat)
-        floor = median(samples(lambda: world_diff(world.conn, start), repeat))
+        times = samples(lambda: grade(task, transcript, world), repeat)
+        floor = median(samples(lambda: world_diff(world.conn), repeat))
         by_kind: dict[str, list[Criterion]] = defaultdict(list)
         for c in criteria:
             by_kind[c.kind].append(c)
 
         def check_all(kind: str) -> None:
-            ev = Evidence(transcript=transcript, world=world, start=start)  # fresh: db_diff recomputes its diff
+            ev = Evidence(transcript=transcript, world=world)  # fresh: db_diff recomputes its diff
             for c in by_kind[kind]:
                 CHECKS[kind](c, ev)
 

@@ -53,7 +53,7 @@ def run(repeat: int = 50) -> list[tuple[str, str, str, str]]:
 
         def evidence(reply: str) -> Evidence:
             episode.transcript.reply = reply
-            return Evidence(transcript=episode.transcript, world=episode.world, start=episode.start,
+            return Evidence(transcript=episode.transcript, world=episode.world,
                             reference_reply=task.reference_solution.reply)
 
         def graded(criterion: FinalReply) -> Outcome:

@@ -6,15 +6,19 @@ channels are seed content and do not grow. Each scaled recipe is written once as
 under the cache directory; its template is built cold (timed) and cached like any other.
 
 Per scale the table shows: the cold build; the reset (an :class:`~corecraft.episode.Episode` of a
-setup-free task pointed at the scaled world: template from memory, private copy, acting employee);
-resident memory per live copy (measured in a child process); ``world_diff`` at grading, after a
-few real write calls; and every tool's median latency (the calls of ``corecraft bench tools``).
-The last column is the largest scale over x1: flat costs stay near 1x.
+setup-free task pointed at the scaled world, after a write call, closed and started again: the pooled
+connection rewound, the acting employee looked up); resident memory per live env, each after ten real write calls
+(measured in a child process); ``world_diff`` at grading, after a few real write calls; and every
+tool's median latency (the calls of ``corecraft bench tools``, every scale measured in turn call by
+call, so machine noise hits every scale alike). The last column is the largest
+scale over x1: flat costs stay near 1x.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -24,9 +28,8 @@ from rich.console import Console
 from rich.table import Table
 
 from corecraft.bench.timing import console as bench_console
-from corecraft.bench.timing import median, ms, samples
-from corecraft.bench.tools import candidates, measure
-from corecraft.bench.world import memory_in_child
+from corecraft.bench.timing import median, ms, rss_bytes, samples
+from corecraft.bench.tools import candidates, measure_worlds
 from corecraft.domain import default_domain
 from corecraft.episode import Episode
 from corecraft.grading.diff import world_diff
@@ -36,8 +39,9 @@ FACTORS = (1, 10, 100)
 QUICK_FACTORS = (1, 10)
 WRITES = ("create_refund", "update_ticket_status", "create_resolution", "post_slack_message")
 """The write tools an episode calls before its world is diffed (one successful call each)."""
-MEMORY_BUDGET = 2**30
-"""Bytes of live copies the memory figure may hold at once (at least 2 copies, at most 16)."""
+LIVE_ENVS = 16
+"""Live episodes the memory figure holds at once, each after :data:`LIVE_WRITES` successful writes."""
+LIVE_WRITES = 10
 
 
 def scaled_recipe(factor: int) -> str:
@@ -77,7 +81,6 @@ class Figures:
     reset: float = 0.0
     memory: float = 0.0
     diff: float = 0.0
-    diff_first: float = 0.0
     tools: dict[str, float] = field(default_factory=dict)
 
 
@@ -87,18 +90,57 @@ def _task_on(recipe: str) -> Task:
     return task.model_copy(update={"world": WorldRef(recipe=recipe)})
 
 
-def _written_episode(task: Task) -> Episode:
-    """An episode of ``task`` after one successful call of each tool in :data:`WRITES`."""
+def _written_episode(task: Task, writes: int = len(WRITES)) -> Episode:
+    """An episode of ``task`` after ``writes`` successful calls of the tools in :data:`WRITES`, in turn."""
     episode = default_domain().episode(task)
-    options = candidates(episode.world, episode.actor)
-    for name in WRITES:
+    options = {name: iter(calls) for name, calls in candidates(episode.world, episode.actor).items()}
+    for n in range(writes):
+        name = WRITES[n % len(WRITES)]
         if not any("error" not in episode.call(name, call.args) for call in options[name]):
             raise RuntimeError(f"no realistic call of {name} succeeds on world {task.world.recipe}")
     return episode
 
 
+def memory_per_live_env(recipe: str, alive: int = LIVE_ENVS, writes: int = LIVE_WRITES) -> float:
+    """Bytes of resident memory per live episode of ``recipe``, each after ``writes`` successful writes
+    (one episode opened first, uncounted, so the template's shared pages are not charged to the others)."""
+    task = _task_on(recipe)
+    first = _written_episode(task, writes)
+    before = rss_bytes()
+    live = [_written_episode(task, writes) for _ in range(alive)]
+    grown = rss_bytes() - before
+    for episode in [first, *live]:
+        episode.close()
+    return grown / alive
+
+
+def _memory_in_child(recipe: str) -> float:
+    """:func:`memory_per_live_env` in a fresh process, so memory freed by earlier figures is not reused."""
+    code = f"from corecraft.bench.scale import memory_per_live_env; print(memory_per_live_env({recipe!r}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def _reset_after_a_write(task: Task, repeat: int) -> list[float]:
+    """Seconds per reset (the episode closed, the next one opened) after one real write call, untimed."""
+    domain = default_domain()
+    compiled = domain.compile(task)
+    episode = Episode(compiled, domain)
+    name = WRITES[1]
+    call = next(c for c in candidates(episode.world, episode.actor)[name] if "error" not in episode.call(name, c.args))
+    out = []
+    for _ in range(repeat):
+        episode.call(name, call.args)
+        start = time.perf_counter()
+        episode.close()
+        episode = Episode(compiled, domain)
+        out.append(time.perf_counter() - start)
+    episode.close()
+    return out
+
+
 def measure_scale(factor: int, repeat: int) -> Figures:
-    """Every figure for the default world scaled by ``factor``; ``repeat`` calls per tool."""
+    """Every figure but the tools' for the default world scaled by ``factor``."""
     recipe = scaled_recipe(factor)
     out = Figures(factor=factor)
     start, cpu = time.perf_counter(), time.process_time()
@@ -107,22 +149,14 @@ def measure_scale(factor: int, repeat: int) -> Figures:
     out.build, out.build_cpu = time.perf_counter() - start, time.process_time() - cpu
     out.size = len(data)
     task = _task_on(recipe)
-    compiled = domain.compile(task)
-    Episode(compiled, domain).close()  # the task's start snapshot, kept in the store as in a training run
-    out.reset = median(samples(lambda: Episode(compiled, domain).close(), min(max(repeat, 5), 100)))
+    out.reset = median(_reset_after_a_write(task, min(max(repeat, 5), 100)))
     episode = _written_episode(task)
     try:
         out.entities = sum(episode.world.counts().values())
-        start = time.perf_counter()
-        world_diff(episode.world.conn, episode.start)
-        out.diff_first = time.perf_counter() - start
-        out.diff = median(samples(lambda: world_diff(episode.world.conn, episode.start), 20))
+        out.diff = median(samples(lambda: world_diff(episode.world.conn), 20))
     finally:
         episode.close()
-    alive = max(2, min(16, MEMORY_BUDGET // out.size))
-    out.memory = memory_in_child(recipe, alive, raw=False)
-    timings, _ = measure(recipe, repeat)
-    out.tools = {name: median(wall) for name, (wall, _) in timings.items()}
+    out.memory = _memory_in_child(recipe)
     return out
 
 
@@ -147,11 +181,9 @@ def table(figures: list[Figures]) -> Table:
     out.add_row("  its CPU time (this process)", *[f"{f.build_cpu:.2f} s" for f in figures],
                 _ratio(last.build_cpu, first.build_cpu))
     out.add_row("env reset (Episode)", *[ms(f.reset) for f in figures], _ratio(last.reset, first.reset))
-    out.add_row("resident memory per live copy", *[f"{f.memory / 2**20:.1f} MiB" for f in figures],
+    out.add_row(f"resident memory per live env ({LIVE_WRITES} writes)", *[f"{f.memory / 2**20:.2f} MiB" for f in figures],
                 _ratio(last.memory, first.memory))
     out.add_row("world_diff at grading", *[ms(f.diff) for f in figures], _ratio(last.diff, first.diff))
-    out.add_row("  first diff of a start world", *[ms(f.diff_first) for f in figures],
-                _ratio(last.diff_first, first.diff_first))
     for name in first.tools:
         out.add_row(f"{name} (median)", *[ms(f.tools[name]) for f in figures],
                     _ratio(last.tools[name], first.tools[name]))
@@ -166,6 +198,13 @@ def main(quick: bool = False, repeat: int = 200, console: Console | None = None)
     for factor in QUICK_FACTORS if quick else FACTORS:
         console.print(f"measuring the default world x{factor} ...")
         figures.append(measure_scale(factor, repeat))
+        f = figures[-1]
+        console.print(f"  x{factor} done: {f.entities:,} rows, built in {f.build:.1f} s, reset {ms(f.reset)}, "
+                      f"{f.memory / 2**20:.2f} MiB per live env, diff {ms(f.diff)}")
+    console.print("measuring every tool on every scale, interleaved ...")
+    for figure, (timings, _) in zip(figures, measure_worlds([scaled_recipe(f.factor) for f in figures], repeat),
+                                    strict=True):
+        figure.tools = {name: median(wall) for name, (wall, _) in timings.items()}
     console.print(table(figures))
     return figures
 

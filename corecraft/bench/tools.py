@@ -6,7 +6,7 @@ after each call (untimed), so the world never drifts; a call that needs an earli
 payment partially refunded needs a refund) runs that step first, untimed, inside the same savepoint.
 
 Each tool's median and p99 are printed beside the floor, a raw ``sqlite3`` primary-key lookup on a
-copy of the same database, as ratios, and beside the targets (median <= 0.3 ms, p99 <= 2 ms).
+the world's own connection, as ratios, and beside the targets (median <= 0.3 ms, p99 <= 2 ms).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from rich.table import Table
 from corecraft.bench.timing import console as bench_console
 from corecraft.bench.timing import median, ms, p99, report
 from corecraft.domain import default_domain
+from corecraft.grading.diff import world_diff
 from corecraft.tools import ToolContext
-from corecraft.world.store import World, copy_connection
+from corecraft.world.store import World
 
 TARGET_MEDIAN = 0.3e-3
 TARGET_P99 = 2e-3
@@ -173,8 +174,8 @@ def working_calls(ctx: ToolContext) -> dict[str, list[Call]]:
 
 
 def floor_samples(world: World, repeat: int) -> list[float]:
-    """Seconds per raw ``sqlite3`` primary-key lookup on a copy of the same database."""
-    conn = copy_connection(world.conn.serialize())
+    """Seconds per raw ``sqlite3`` primary-key lookup on the world's own connection."""
+    conn = world.conn
     keys = _column(conn, "SELECT id FROM customer ORDER BY id")
     out = []
     with _no_gc():
@@ -182,7 +183,6 @@ def floor_samples(world: World, repeat: int) -> list[float]:
             start = time.perf_counter()
             conn.execute("SELECT * FROM customer WHERE id = ?", (key,)).fetchone()
             out.append(time.perf_counter() - start)
-    conn.close()
     return out
 
 
@@ -193,24 +193,33 @@ Timings = dict[str, tuple[list[float], list[float]]]
 def measure(recipe: str = "default", repeat: int = 1000) -> tuple[Timings, list[float]]:
     """Per-tool call latencies (``repeat`` calls each, after the screening pass has warmed up every call)
     and the floor's samples."""
+    (timings, floor), = measure_worlds([recipe], repeat)
+    return timings, floor
+
+
+def measure_worlds(recipes: list[str], repeat: int) -> list[tuple[Timings, list[float]]]:
+    """:func:`measure` for several worlds at once, interleaved call by call, so machine noise hits every world
+    alike (the figures of one world are comparable with another's)."""
     domain = default_domain()
-    world = domain.store.open(recipe)
-    ctx = domain.toolkit.context(world, world.first_employee())
-    calls = working_calls(ctx)
-    before = world.hash()
-    timings: Timings = {name: ([], []) for name in calls}
-    rounds = {name: cycle(options) for name, options in calls.items()}
+    worlds = [domain.store.open(recipe) for recipe in recipes]
+    contexts = [domain.toolkit.context(world, world.first_employee()) for world in worlds]
+    calls = [working_calls(ctx) for ctx in contexts]
+    timings: list[Timings] = [{name: ([], []) for name in options} for options in calls]
+    rounds = [{name: cycle(options) for name, options in per_world.items()} for per_world in calls]
     with _no_gc():
         for _ in range(repeat):  # round-robin, so a burst of machine noise hits every tool alike
-            for name, options in rounds.items():
-                took, cpu, _ = _run(ctx, name, next(options), domain.toolkit[name].read_only)
-                timings[name][0].append(took)
-                timings[name][1].append(cpu)
-    if world.hash() != before:
-        raise RuntimeError("the benchmark changed the world: a write was not rolled back")
-    floor = floor_samples(world, repeat * 5)
-    world.close()
-    return timings, floor
+            for name in calls[0]:
+                for ctx, per_world, out in zip(contexts, rounds, timings, strict=True):
+                    took, cpu, _ = _run(ctx, name, next(per_world[name]), domain.toolkit[name].read_only)
+                    out[name][0].append(took)
+                    out[name][1].append(cpu)
+    results = []
+    for world, out in zip(worlds, timings, strict=True):
+        if world_diff(world.conn):
+            raise RuntimeError("the benchmark changed the world: a write was not rolled back")
+        results.append((out, floor_samples(world, repeat * 5)))
+        world.close()
+    return results
 
 
 def _ratio(value: float, reference: float) -> str:

@@ -96,8 +96,8 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     ## Forking
     ``fork()`` returns an independent env that continues from the current step (its world, transcript
     and step count copied); ``snapshot()``/``restore(state)`` rewind this env to a saved point. An
-    env pickles and deep-copies mid-episode (the world travels as database bytes), for tree search,
-    branching rollouts and ``AsyncVectorEnv``.
+    env pickles and deep-copies mid-episode (the world travels as its template, setup and changed
+    rows), for tree search, branching rollouts and ``AsyncVectorEnv``.
 
     ## Version History
     - v0: the 23 tools of ``tools/catalog.json``; the default world pinned by its content hash

@@ -1,1 +1,1 @@
-"""Grading: transcript + start/end worlds + rubric -> reward, pass and a per-criterion breakdown."""
+"""Grading: transcript + the episode's world and its changes + rubric -> reward, pass and a per-criterion breakdown."""

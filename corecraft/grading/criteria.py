@@ -30,18 +30,17 @@ from corecraft.tasks.model import (
     WorldValue,
 )
 from corecraft.world import db, models
-from corecraft.world.store import Snapshot, World
+from corecraft.world.store import World
 
 Outcome = tuple[bool, str]
 
 
 @dataclass
 class Evidence:
-    """Everything the checks read: the transcript, the end world and the start snapshot."""
+    """Everything the checks read: the transcript and the episode's world (its end state and its changes)."""
 
     transcript: Transcript
     world: World
-    start: Snapshot
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
     reference_reply: str = ""  # the reference's reply (a conversation's last message): max_chars_vs_reference, one_answer
     prompt: str = ""  # the request the agent was given: part of the records a figure may come from
@@ -53,7 +52,7 @@ class Evidence:
 
     @cached_property
     def diff(self) -> dict[str, TableDiff]:
-        return world_diff(self.world.conn, self.start)
+        return world_diff(self.world.conn)
 
     def in_records(self, figure: Figure, today: date) -> bool:
         """Whether the prompt or a tool result the agent read holds this figure's value (any way it is written)."""

@@ -1,4 +1,5 @@
-"""The one grader: a task's rubric and minefields over a transcript and the start/end worlds.
+"""The one grader: a task's rubric and minefields over a transcript and the episode's world
+(its end state, and the change log of what the episode changed).
 
 Deterministic criteria are checked in order; ``tool_called`` ordering constraints after all
 ``tool_called`` checks; ``llm_judge`` criteria go to the judge in one concurrent batch, or are
@@ -20,18 +21,17 @@ from corecraft.grading.result import CriterionResult, GradeResult, MinefieldResu
 from corecraft.grading.transcript import Transcript
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import LlmJudge, ToolCalled
-from corecraft.world.store import Snapshot, World
+from corecraft.world.store import World
 
 
 class NoJudgeWarning(UserWarning):
     """llm_judge criteria were left ungraded because no judge is configured."""
 
 
-def grade(task: CompiledTask, transcript: Transcript, world: World, start: Snapshot,
-          judge: Judge | None = None) -> GradeResult:
+def grade(task: CompiledTask, transcript: Transcript, world: World, judge: Judge | None = None) -> GradeResult:
     """Grade one finished episode: exactly the compiled task's criteria and minefields."""
     criteria = task.criteria
-    ev = Evidence(transcript=transcript, world=world, start=start,
+    ev = Evidence(transcript=transcript, world=world,
                   reference_reply=task.task.reference_solution.reply,
                   prompt=task.task.prompt)
     results: dict[str, CriterionResult] = {}

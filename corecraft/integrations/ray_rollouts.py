@@ -2,7 +2,7 @@
 
 Needs the ``corecraft[ray]`` extra; import it as ``corecraft.integrations.ray_rollouts`` (a module
 name that cannot shadow the ``ray`` package). Each actor is its own process with its own envs and
-its own :func:`corecraft.default_domain` (template store, task start snapshots), and runs whole
+its own :func:`corecraft.default_domain` (template store, reusable episode connections), and runs whole
 groups with :func:`corecraft.run_group`, so the records are exactly those of
 ``[run_group(task_id, policy, n, seed=seed, **env_kwargs) for task_id in tasks]``, in task order.
 

@@ -13,7 +13,7 @@ from pydantic import Field
 from sqlmodel import SQLModel
 
 from corecraft.tools.registry import Args, ToolContext, ToolError
-from corecraft.world import db
+from corecraft.world import db, text_index
 from corecraft.world.models import Refund
 from corecraft.world.rules import money
 
@@ -37,6 +37,8 @@ class Query:
     def __init__(self) -> None:
         self.clauses: list[str] = []
         self.params: list[Any] = []
+        self.searched: tuple[tuple[str, ...], list[str]] = ((), [])
+        """The columns and words of :meth:`text`, which :func:`page` may narrow through a text index."""
 
     def add(self, clause: str, *params: Any) -> Query:
         self.clauses.append(clause)
@@ -52,7 +54,8 @@ class Query:
 
     def text(self, columns: tuple[str, ...], query: str | None) -> Query:
         """Every word of ``query`` must appear (case-insensitive, partial) in one of ``columns``."""
-        for word in (query or "").split():
+        self.searched = (columns, (query or "").split())
+        for word in self.searched[1]:
             pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             any_column = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns)
             self.add(f"({any_column})", *[pattern] * len(columns))
@@ -107,8 +110,12 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
     after ``offset + limit`` rows; a page past the end is not read. When the filters need a full
     scan anyway: one scan, the total from a window count on the page query (a separate count
     would scan twice). ``order_by`` must be a total order, so the page does not depend on the
-    plan SQLite picks.
+    plan SQLite picks. A text search over a table with a trigram index (:mod:`corecraft.world.text_index`)
+    reads only the rows the index leaves, then checks the exact words.
     """
+    narrowed = text_index.narrowing(db.table_name(model), *query.searched)
+    if narrowed is not None:
+        query.add(*narrowed)
     where = query.where()
     count_sql = f"SELECT count(*) FROM {db.table(model)}{where}"
     page_sql = f"ORDER BY {order_by} LIMIT ? OFFSET ?"

@@ -19,6 +19,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import SQLModel
 
 from corecraft.world import models as m
+from corecraft.world import text_index
 from corecraft.world.db import insert_many
 from corecraft.world.generation.catalog import CatalogMixin
 from corecraft.world.generation.chatter import ChatterMixin
@@ -78,6 +79,7 @@ def build_world(recipe: Recipe, seed: int, seeds: Seeds) -> bytes:
                       m.Payment, m.Shipment, m.SupportTicket, m.Refund, m.Escalation, m.Resolution,
                       m.KnowledgeBaseArticle, m.SlackChannel, m.SlackMessage):
             insert_many(conn, model, _clean(rows[model]))
+        text_index.create(conn)
         conn.execute(
             "CREATE TABLE world_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
         )

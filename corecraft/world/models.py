@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column
+from sqlalchemy import JSON, Column, Index, text
 from sqlmodel import AutoString, Field, SQLModel
 
 from corecraft.world.vocab import (
@@ -43,6 +43,8 @@ def _json(**kwargs: Any) -> Any:
 
 class Customer(SQLModel, table=True):
     """A person who buys from CoreCraft. Look-alikes (same name, other email) exist on purpose."""
+
+    __table_args__ = (Index("ix_customer_email_nocase", text("email COLLATE NOCASE")),)  # email look-ups ignore case
 
     id: str = Field(primary_key=True)
     name: str = Field(index=True)
@@ -247,9 +249,10 @@ class SlackMessage(SQLModel, table=True):
     """A message in a channel, possibly a reply in a thread."""
 
     __tablename__ = "slackmessage"
+    __table_args__ = (Index("ix_slackmessage_channel_ts", "channel_id", "ts", "id"),)  # a channel, newest first
 
     id: str = Field(primary_key=True)
-    channel_id: str = Field(foreign_key="slackchannel.id", index=True)
+    channel_id: str = Field(foreign_key="slackchannel.id")  # indexed first in ix_slackmessage_channel_ts
     author_id: str = Field(foreign_key="employee.id", index=True)
     text: str
     ts: datetime = Field(index=True)

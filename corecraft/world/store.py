@@ -1,13 +1,13 @@
-"""World templates, task start snapshots and episode copies.
+"""World templates and episode worlds.
 
 A *template* is the built database for (recipe, seed, generator fingerprint), kept on disk under
 the cache folder (written to a temporary file and renamed atomically, so concurrent builders
-never corrupt it). A *snapshot* is immutable database bytes an episode starts from: a template,
-or a template with a task's setup applied. A :class:`TemplateStore` keeps snapshots in memory in
-a least-recently-used cache bounded in bytes, so a process that touches every task holds at most
-``max_bytes`` of them. An *episode world* is a fresh in-memory copy of a snapshot (``sqlite3``
-deserialize, well under a millisecond), with foreign keys enforced; a sqlmodel ``Session`` over
-it is available on demand.
+never corrupt it, and never written again). A :class:`TemplateStore` keeps templates read into
+memory (:class:`Snapshot`) in a least-recently-used cache bounded in bytes, for the few uses that
+need the bytes. An *episode world* (:class:`World`) is not a copy: it is a transaction on a
+connection reading the template file, with the task's :class:`Setup` applied inside it (see
+:mod:`corecraft.world.overlay`), so starting one costs the same at any world size. Foreign keys
+are enforced; a sqlmodel ``Session`` over it is available on demand.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sqlite3
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -31,8 +31,9 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session
 
-from corecraft.world import db, models
-from corecraft.world.generator import GENERATOR_VERSION, build_world, enable_foreign_keys
+from corecraft.world import changelog, db, models
+from corecraft.world.generator import GENERATOR_VERSION, build_world
+from corecraft.world.overlay import NO_SETUP, Overlay, OverlayPool, SavepointConnection
 from corecraft.world.recipe import Recipe, load_recipe
 from corecraft.world.seeds import Seeds
 
@@ -41,32 +42,12 @@ DEFAULT_MAX_BYTES = 64 * 2**20
 
 
 class Snapshot:
-    """Immutable database bytes an episode starts from, with facts about them computed once."""
+    """Immutable database bytes: a template read into memory."""
 
-    __slots__ = ("__dict__", "data")
+    __slots__ = ("data",)
 
     def __init__(self, data: bytes) -> None:
         self.data = data
-
-    @cached_property
-    def page_owners(self) -> dict[int, str] | None:
-        """Which table owns each page (index pages count for their table); None without ``dbstat``."""
-        conn = copy_connection(self.data)
-        try:
-            tables = dict(conn.execute("SELECT name, tbl_name FROM sqlite_master"))
-            return {page: tables.get(name, name) for name, page in conn.execute("SELECT name, pageno FROM dbstat")}
-        except sqlite3.OperationalError:  # SQLite built without dbstat
-            return None
-        finally:
-            conn.close()
-
-
-def copy_connection(data: bytes) -> sqlite3.Connection:
-    """A fresh, private, writable in-memory database holding ``data``; foreign keys on."""
-    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-    conn.deserialize(data)
-    enable_foreign_keys(conn)
-    return conn
 
 
 def world_hash(conn: sqlite3.Connection) -> str:
@@ -93,10 +74,11 @@ def code_fingerprint(seeds_folder: Path, world_package: Path = Path(models.__fil
 
 
 class TemplateStore:
-    """Builds, caches and copies worlds for one content folder.
+    """Builds and caches world templates for one content folder, and opens episode worlds over them.
 
-    Templates live on disk in ``cache_dir``; templates and start snapshots live in memory in an
-    LRU bounded by ``max_bytes`` (a snapshot in use by an episode stays alive through its episode).
+    Templates live on disk in ``cache_dir``; templates read into memory (for the uses that need the
+    bytes) live in an LRU bounded by ``max_bytes``. Episode connections are reused through
+    :attr:`overlays`.
     """
 
     def __init__(self, content_root: Path, cache_dir: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
@@ -108,6 +90,8 @@ class TemplateStore:
         self.max_bytes = max_bytes
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._recipes: dict[tuple[str, int], Recipe] = {}
+        self.overlays = OverlayPool()
+        """Idle episode connections, reused by the next :meth:`open` of the same template."""
 
     @cached_property
     def fingerprint(self) -> str:
@@ -138,8 +122,9 @@ class TemplateStore:
         return len(self._snapshots)
 
     def clear(self) -> None:
-        """Forget every in-memory snapshot (templates stay on disk)."""
+        """Forget every in-memory snapshot and close the idle connections (templates stay on disk)."""
         self._snapshots.clear()
+        self.overlays.clear()
 
     def snapshot(self, key: str, build: Callable[[], bytes]) -> Snapshot:
         """The snapshot stored under ``key``, built by ``build()`` when absent."""
@@ -177,59 +162,101 @@ class TemplateStore:
         os.replace(tmp, path)
         return data
 
-    def open(self, recipe: str = "default", seed: int | None = None, snapshot: Snapshot | None = None) -> World:
-        """A fresh copy of the (recipe, seed) world, or of ``snapshot`` (the same world after a setup)."""
+    def template_file(self, recipe_name: str = "default", seed: int | None = None) -> Path:
+        """The template file of a recipe and seed (built and stored on disk when absent, not kept in memory)."""
+        recipe = self.recipe(recipe_name)
+        seed = recipe.seed if seed is None else seed
+        path = self.template_path(recipe, seed)
+        if not path.exists():
+            self._load_or_build(recipe, seed, rebuild=False)
+        return path
+
+    def open(self, recipe: str = "default", seed: int | None = None, setup: Setup | None = None) -> World:
+        """The (recipe, seed) world at its start, or after ``setup``: an episode over the template file, on an
+        idle connection of the pool when there is one. Close it to end the episode."""
         spec = self.recipe(recipe)
         seed = spec.seed if seed is None else seed
-        data = (snapshot or self.template(recipe, seed)).data
-        tz = ZoneInfo(spec.timezone)
-        return World(recipe=spec.name, seed=seed, conn=copy_connection(data), now=spec.now_aware, tz=tz)
+        overlay = self.overlays.take(self.template_file(recipe, seed), setup.key if setup else NO_SETUP)
+        try:
+            return World(recipe=spec.name, seed=seed, overlay=overlay, now=spec.now_aware, tz=ZoneInfo(spec.timezone),
+                         setup=setup, pool=self.overlays)
+        except BaseException:
+            overlay.close()
+            raise
 
 
-@dataclass
+@dataclass(frozen=True)
+class Setup:
+    """Rows a task adds or changes on top of a template, applied in each of its episodes' transaction.
+    ``key`` names the resulting start state (episodes of one key reuse it); ``apply`` must pickle."""
+
+    key: str
+    apply: Callable[[World], None]
+
+
 class World:
-    """One episode's world: a private in-memory copy of a snapshot.
+    """One episode's world: a transaction over a shared template (see :mod:`corecraft.world.overlay`).
 
     ``conn`` is the raw connection the tools use; :meth:`session` gives a sqlmodel Session on it.
+    Closing the world ends its episode: the connection goes back to the store's pool, rewound.
     """
 
-    recipe: str
-    seed: int
-    conn: sqlite3.Connection
-    now: datetime
-    tz: ZoneInfo
-    _session: Session | None = field(default=None, repr=False)
-    query_plans: dict[str, bool] = field(default_factory=dict, repr=False)
-    """Per count query (SQL text): whether SQLite scans to answer it (the paged searches ask once)."""
+    def __init__(self, recipe: str, seed: int, now: datetime, tz: ZoneInfo, overlay: Overlay,
+                 setup: Setup | None = None, pool: OverlayPool | None = None) -> None:
+        self.recipe, self.seed, self.now, self.tz = recipe, seed, now, tz
+        self.setup, self.pool = setup, pool
+        self._overlay: Overlay | None = overlay
+        self._session: Session | None = None
+        overlay.begin(setup.key if setup else NO_SETUP, None if setup is None else lambda: setup.apply(self))
+
+    @property
+    def overlay(self) -> Overlay:
+        if self._overlay is None:
+            raise RuntimeError(f"world {self.recipe} is closed")
+        return self._overlay
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.overlay.conn
+
+    @property
+    def query_plans(self) -> dict[str, bool]:
+        """Per count query (SQL text): whether SQLite scans to answer it (the paged searches ask once)."""
+        return self.overlay.query_plans
 
     @classmethod
     def from_bytes(cls, data: bytes) -> World:
-        """A world from database bytes alone (reads the recipe, seed and now stored inside)."""
-        conn = copy_connection(data)
-        meta = dict(conn.execute("SELECT key, value FROM world_meta"))
+        """A world over database bytes alone (reads the recipe, seed and now stored inside)."""
+        overlay = Overlay(data)
+        meta = dict(overlay.conn.execute("SELECT key, value FROM world_meta"))
         tz = ZoneInfo(meta["timezone"])
-        return cls(recipe=meta["recipe"], seed=int(meta["seed"]), conn=conn,
+        return cls(recipe=meta["recipe"], seed=int(meta["seed"]), overlay=overlay,
                    now=datetime.fromisoformat(meta["now"]).astimezone(tz), tz=tz)
 
     def __getstate__(self) -> dict[str, object]:
-        """Pickled as its database bytes (a connection cannot be pickled); the session is not kept."""
-        return {"recipe": self.recipe, "seed": self.seed, "data": self.conn.serialize(), "now": self.now, "tz": self.tz}
+        """Pickled as its base (a template path, or bytes), its setup and the rows it changed; the session and
+        the pool are not kept. The template file must exist where the world is unpickled."""
+        return {"recipe": self.recipe, "seed": self.seed, "now": self.now, "tz": self.tz, "base": self.overlay.base,
+                "setup": self.setup, "changes": changelog.dump(self.conn)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.recipe, self.seed, self.now, self.tz = state["recipe"], state["seed"], state["now"], state["tz"]
-        self.conn = copy_connection(state["data"])
-        self._session = None
-        self.query_plans = {}
+        self.__init__(state["recipe"], state["seed"], state["now"], state["tz"],  # type: ignore[misc]
+                      Overlay(state["base"]), state["setup"])
+        changelog.replay(self.conn, state["changes"])
 
     def fork(self) -> World:
-        """An independent copy of this world as it is now."""
-        return World(recipe=self.recipe, seed=self.seed, conn=copy_connection(self.conn.serialize()),
-                     now=self.now, tz=self.tz)
+        """An independent copy of this world as it is now (a connection of the same base, the changes replayed)."""
+        base = self.overlay.base
+        overlay = self.pool.take(base, self.setup.key if self.setup else NO_SETUP) if self.pool is not None else Overlay(base)
+        twin = World(self.recipe, self.seed, self.now, self.tz, overlay, self.setup, self.pool)
+        changelog.replay(twin.conn, changelog.dump(self.conn))
+        return twin
 
     @cached_property
     def engine(self) -> Engine:
-        """A SQLAlchemy engine whose one connection is this world's."""
-        return create_engine("sqlite://", creator=lambda: self.conn, poolclass=StaticPool)
+        """A SQLAlchemy engine whose one connection is this world's; its transactions are savepoints in the episode."""
+        conn = SavepointConnection(self.conn)
+        return create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
 
     def session(self) -> Session:
         """A sqlmodel Session over this world (created on first use, then reused)."""
@@ -260,6 +287,14 @@ class World:
         }
 
     def close(self) -> None:
+        """End this world's episode: its changes are dropped and the connection goes back to the pool (or is closed)."""
+        if self._overlay is None:
+            return
         if self._session is not None:
             self._session.close()
-        self.conn.close()
+            self.engine.dispose()
+        overlay, self._overlay = self._overlay, None
+        if self.pool is not None:
+            self.pool.give(overlay)
+        else:
+            overlay.close()
