@@ -6,7 +6,7 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -53,6 +53,10 @@ class _SlackRecords:
     """When each escalated ticket was first escalated."""
     customers: dict[str, str]
     """Customer names by id."""
+    topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
+    """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
+    categories: dict[str, set[str] | None] = field(default_factory=dict)
+    """Memo of template -> the product categories it may name (``Fidelity.slack_categories``)."""
 
 
 class ChatterMixin(GeneratorBase):
@@ -254,7 +258,9 @@ class ChatterMixin(GeneratorBase):
                 return None
             values["ticket_id"] = rng.choice(earlier)["id"]
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku"))
-        allowed = rules.slack_categories(template)
+        if template not in records.categories:
+            records.categories[template] = rules.slack_categories(template)
+        allowed = records.categories[template]
         if "{ticket_id}" in template and not self.about_ticket(template, values, story, records, rng):
             return None
         product = next(p for p in self.rows[m.Product] if p["name"] == values["product"])
@@ -295,7 +301,13 @@ class ChatterMixin(GeneratorBase):
 
         def fits(t: dict[str, Any]) -> bool:
             escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
-            return all(topic.fits(f"{t['subject']}\n{t['body']}", escalated) for topic in topics)
+            for topic in topics:
+                key = (t["id"], topic.ticket, escalated)
+                if key not in records.topic_fits:
+                    records.topic_fits[key] = topic.fits(f"{t['subject']}\n{t['body']}", escalated)
+                if not records.topic_fits[key]:
+                    return False
+            return True
 
         ticket = self.ticket_row(values["ticket_id"])
         if not fits(ticket):
