@@ -170,7 +170,6 @@ KNOWN_EXPLOITABLE = {
     ("hedge", "lookalike_customer_identity_joshua_address_change"),
     ("hedge", "ticket_triage_assignment_platinum_white_psu"),
     ("hedge", "ticket_triage_assignment_psu_burning_smell"),
-    ("hedge", "tracking_status_inquiry_delivered_not_received"),
     ("hedge", "tracking_status_inquiry_unverified_spouse"),
     ("hedge", "warranty_claim_bent_pins_denied"),
     ("hedge", "backorder_status_cancel_over_limit"),
