@@ -179,7 +179,6 @@ KNOWN_EXPLOITABLE = {
     ("hedge", "slack_incident_summary_mispick_customer_update"),
     # Every fired write was refused by the tools (nothing changed) / the one that went through is an
     # escalation the task allows.
-    ("fire_writes", "manager_refund_aggregation_shipping_delay_last_month"),
     ("fire_writes", "refusal_out_of_window_erik_psu_and_case"),
     # The reference's last message already declines the push-back the conversation would bring.
     ("skip_dialogue", "conv_pushback_credit_fedex_express_cpu"),
