@@ -251,9 +251,8 @@ def test_regression_a_correct_date_in_another_spelling_is_accepted() -> None:
     """gpu_clearance_return_tiffany_shard_window: a correct reply wrote "5 September 2025" and failed any_of."""
     task = find_task("gpu_clearance_return_tiffany_shard_window")
     correct = task.reference_solution.reply.replace("September 5", "5 September 2025")
-    old = next(c for c in task.rubric if getattr(c, "id", "") == "reply_window_facts")
-    assert isinstance(old, FinalReply) and old.any_of
-    assert not grade_reply(with_criterion(task, {"any_of": old.any_of}), correct).passed  # the measured error
+    old_any_of = ["september 5", "sep 5", "sept 5", "2025-09-05", "9/5"]  # the criterion as it was then
+    assert not grade_reply(with_criterion(task, {"any_of": old_any_of}), correct).passed  # the measured error
     assert replayed(with_criterion(task, {"contains": ["30"], "dates": ["2025-09-05"]}), correct).passed
     wrong = task.reference_solution.reply.replace("September 5", "September 6")
     assert not replayed(with_criterion(task, {"contains": ["30"], "dates": ["2025-09-05"]}), wrong).passed
