@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import warnings
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,7 +103,8 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
         if task.actor and episode.world.employee(task.actor) is None:
             return problem(("actor",), f"actor {task.actor!r} is not an employee in world {task.world.recipe}")
         fidelity = domain.seeds.fidelity
-        out = [p for i, step in enumerate(task.setup) for p in _setup_address_problems(i, step, fidelity, problem)]
+        out = [p for i, step in enumerate(task.setup) for p in [*_setup_address_problems(i, step, fidelity, problem),
+                                                                 *_setup_id_date_problems(i, step, problem)]]
         replayed = _replay(episode, task)
         for i, (tool, _, result) in enumerate(replayed):
             if "error" in result:
@@ -132,6 +135,28 @@ def _setup_address_problems(index: int, step: SetupStep, fidelity: Fidelity,
     return [p for field, address in addresses if isinstance(address, dict)
             and (wrong := fidelity.address_problem(address)) is not None
             for p in problem(("setup", index, key, field), f"setup step {index + 1}: {field} {wrong}")]
+
+
+DATED_IDS = {"tick": "created_at", "ord": "created_at", "msg": "ts", "ref": "created_at", "res": "created_at",
+             "esc": "created_at"}
+"""Id prefixes dated by the row's own moment (``tick-YYMMDD-NNN``): payments and shipments take their order's."""
+_DATED_ID = re.compile(r"^(tick|ord|msg|ref|res|esc)-(\d{6})-")
+
+
+def _setup_id_date_problems(index: int, step: SetupStep,
+                            problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """A setup row's dated id names the day of its own moment, as the seeded world's ids do."""
+    if not isinstance(step, SetupInsert):
+        return []
+    dated = _DATED_ID.match(str(step.row.get("id", "")))
+    moment = step.row.get(DATED_IDS[dated.group(1)]) if dated else None
+    if dated is None or moment is None:
+        return []
+    day = (moment if isinstance(moment, datetime) else datetime.fromisoformat(str(moment))).strftime("%y%m%d")
+    if day == dated.group(2):
+        return []
+    return problem(("setup", index, "row", "id"), f"setup step {index + 1}: id {step.row['id']} is dated {dated.group(2)} "
+                                                  f"but the row's {DATED_IDS[dated.group(1)]} is on {day}")
 
 
 def _proof_problems(compiled: CompiledTask, domain: Domain,
