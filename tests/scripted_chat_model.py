@@ -8,11 +8,15 @@ it replies at once without tools. Every request body is kept in ``ScriptedModel.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
+
+import pytest
 
 import corecraft
 
@@ -65,3 +69,17 @@ def scripted_model(mode: str = "oracle") -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def run_doc_snippet(doc: Path, marker: str, max_lines: int, model_url: str, monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str]) -> list[list[str]]:
+    """Run the one ```python block of ``doc`` containing ``marker`` as written, against the scripted model;
+    returns its printed lines, split into words."""
+    [snippet] = [s for s in re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S)
+                 if marker in s]
+    assert len(snippet.strip().splitlines()) <= max_lines
+    monkeypatch.setenv("OPENAI_BASE_URL", model_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    exec(compile(snippet, str(doc), "exec"), {})
+    return [line.split() for line in capsys.readouterr().out.splitlines()]
+

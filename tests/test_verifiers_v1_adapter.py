@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ import pytest
 pytest.importorskip("verifiers", minversion="0.4")  # 0.3.1's verifiers.v1 is an incompatible preview
 vf = pytest.importorskip("verifiers.v1")
 
-from scripted_chat_model import ScriptedModel, scripted_model  # noqa: E402
+from scripted_chat_model import ScriptedModel, run_doc_snippet, scripted_model  # noqa: E402
 
 import corecraft  # noqa: E402
 from corecraft.domain import default_domain  # noqa: E402
@@ -119,12 +118,6 @@ def test_test_split_needs_to_be_asked_for() -> None:
 
 def test_docs_snippet_runs_as_written(model_url: str, monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    [snippet] = [s for s in re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
-                 if "import verifiers.v1 as vf" in s]
-    assert len(snippet.strip().splitlines()) <= 16
-    monkeypatch.setenv("OPENAI_BASE_URL", model_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    exec(compile(snippet, str(DOC), "exec"), {})
-    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    lines = run_doc_snippet(DOC, "import verifiers.v1 as vf", 16, model_url, monkeypatch, capsys)
     assert [task_id for task_id, _, _ in lines] == default_domain().tasks.ids("train")[:3]
     assert all(float(reward) == 1.0 and passed == "True" for _, reward, passed in lines)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -221,15 +221,20 @@ def product_symptoms(r: Records) -> list[Finding]:
     return found
 
 
-def duplicate_slack_texts(r: Records) -> list[Finding]:
-    """No Slack text is posted twice (a copy-paste is a generator's tell, not a person's)."""
+def _repeats(check: str, rows: Iterable[Row], moment: str, field: str, what: str) -> list[Finding]:
+    """Rows whose ``field`` repeats an earlier row's word for word (earliest by ``moment`` counts as first)."""
     seen: dict[str, str] = {}
     found = []
-    for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
-        first = seen.setdefault(msg["text"], msg["id"])
-        if first != msg["id"]:
-            found.append(Finding("duplicate_slack_texts", msg["id"], f"repeats the text of {first} word for word"))
+    for row in sorted(rows, key=lambda x: (x[moment], x["id"])):
+        first = seen.setdefault(row[field], row["id"])
+        if first != row["id"]:
+            found.append(Finding(check, row["id"], f"repeats the {what} of {first} word for word"))
     return found
+
+
+def duplicate_slack_texts(r: Records) -> list[Finding]:
+    """No Slack text is posted twice (a copy-paste is a generator's tell, not a person's)."""
+    return _repeats("duplicate_slack_texts", r.messages.values(), "ts", "text", "text")
 
 
 def shipment_routes(r: Records) -> list[Finding]:
@@ -602,13 +607,7 @@ def resolution_fit(r: Records) -> list[Finding]:
 
 def duplicate_ticket_texts(r: Records) -> list[Finding]:
     """No two tickets share a body word for word (a template's tell, not a customer's)."""
-    seen: dict[str, str] = {}
-    found = []
-    for t in sorted(r.tickets.values(), key=lambda t: (t["created_at"], t["id"])):
-        first = seen.setdefault(t["body"], t["id"])
-        if first != t["id"]:
-            found.append(Finding("duplicate_ticket_texts", t["id"], f"repeats the body of {first} word for word"))
-    return found
+    return _repeats("duplicate_ticket_texts", r.tickets.values(), "created_at", "body", "body")
 
 
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
