@@ -194,6 +194,11 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                    "Please refund the RAM line today.", False, "forbidden 'refund the ram line'"),
     "denial_then_statement_is_forbidden": ({"not_contains": ["refund the ram line"]},
                                            "Do not wait: refund the RAM line now.", False, "forbidden"),
+    # Regression (task authoring): "I haven't waived the fee" denies the forbidden phrase.
+    "perfect_tense_denial_is_not_stated": ({"not_contains": ["waived the fee"]},
+                                           "I haven't waived the fee; it stays at $30.", True, ""),
+    "perfect_tense_statement_is_forbidden": ({"not_contains": ["waived the fee"]},
+                                             "I have waived the fee for you.", False, "forbidden 'waived the fee'"),
 }
 
 
