@@ -254,11 +254,14 @@ class CommerceMixin(GeneratorBase):
         while hop < end - timedelta(hours=12):
             hops.append(hop)
             hop += timedelta(hours=gaps.pop(0) if gaps else spare.randint(16, 40))
-        route = self.route(city, order["shipping_address"]["state"], order["id"])
+        # The hubs on the way, then the local delivery facility.
+        route = [*self.route(city, order["shipping_address"]["state"], order["id"]), dest]
         hops = [h for h in hops if h > picked + timedelta(hours=6)]
-        # Each hub scans the parcel once, the scans spread over the journey (no hub day after day).
+        # Each stop scans the parcel once, the scans spread over the journey (no hub day after day); with
+        # fewer scans than stops, the last scans are the local facility's.
         stops = min(len(route), len(hops))
-        events += [(hops[k * len(hops) // stops], "in_transit", hub) for k, hub in enumerate(route[:stops])]
+        route = route[len(route) - stops:]
+        events += [(hops[(k + 1) * len(hops) // stops - 1], "in_transit", hub) for k, hub in enumerate(route)]
         if late:
             events.append((min(eta, end), "delayed", "carrier network"))
         if delivered:
