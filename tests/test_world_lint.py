@@ -386,6 +386,65 @@ def test_slack_actor_voice_flags_a_work_post_by_the_default_actor(world: World) 
     assert [f.message for f in found] == [f"posted in #{channel[3:]} by the default actor {world.first_employee()}"]
 
 
+def test_price_change_moments_flags_a_step_ending_at_the_minute_of_an_order(world: World) -> None:
+    product, created = pick(world, "price_change_moments", "SELECT l.product_id, o.created_at FROM orderline l "
+                            "JOIN \"order\" o ON o.id = l.order_id ORDER BY l.id")
+    until = db.decode_datetime(created, world.tz).isoformat()
+    found = injected(world, "price_change_moments", product,
+                     ("UPDATE product SET specs = json_set(specs, '$.price_history', json(?)) WHERE id = ?",
+                      (json.dumps([{"until": until, "price": 1.0}]), product)))
+    assert [f.message for f in found] == [f"price $1.00 ends at {until}, 1 order(s) of it within 30 minutes"]
+
+
+def test_shipment_origins_flags_a_parcel_from_another_warehouse(world: World) -> None:
+    ship, first = pick(world, "shipment_origins", "SELECT id, json_extract(events, '$[0].location') FROM shipment ORDER BY id")
+    other = "Reno, NV" if first != "Reno, NV" else "Edison, NJ"
+    found = injected(world, "shipment_origins", ship,
+                     ("UPDATE shipment SET events = json_set(events, '$[0].location', ?) WHERE id = ?", (other, ship)))
+    assert len(found) == 1 and f"ships from {other}" in found[0].message and f"is {first}" in found[0].message
+
+
+def test_shipment_hub_repeats_flags_a_hub_scanned_day_after_day(world: World) -> None:
+    ship, = pick(world, "shipment_hub_repeats", "SELECT id FROM shipment ORDER BY id")
+    events = [{"ts": f"2025-09-0{d}T09:00:00-04:00", "status": "in_transit", "location": "Albuquerque, NM"}
+              for d in (2, 3, 4)] + [{"ts": "2025-09-04T09:00:00-04:00", "status": "in_transit", "location": "Denver, CO"}]
+    found = injected(world, "shipment_hub_repeats", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)))
+    assert [f.message for f in found] == ["has 3 in-transit scans at Albuquerque, NM",
+                                          "has 2 in-transit scans at the moment 2025-09-04T09:00:00-04:00"]
+
+
+def test_text_durations_flags_stuck_since_the_day_of_the_ticket(world: World) -> None:
+    ticket, created = pick(world, "text_durations", "SELECT t.id, t.created_at FROM supportticket t JOIN shipment s "
+                           "ON s.order_id = t.order_id ORDER BY t.id")
+    day = db.decode_datetime(created, world.tz).astimezone(world.tz).date().isoformat()
+    found = injected(world, "text_durations", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"Tracking has been stuck at the same facility since {day}.", ticket)))
+    assert len(found) == 1 and f"since {day}" in found[0].message
+
+
+def test_resolution_details_flags_a_missing_item_returned_as_faulty(world: World) -> None:
+    resolution, ticket = pick(world, "resolution_details", "SELECT id, ticket_id FROM resolution ORDER BY id")
+    found = injected(world, "resolution_details", resolution,
+                     ("UPDATE supportticket SET type = 'order_issue', subject = 'Missing item from my order', "
+                      "body = 'The Corsair RM1000x wasn''t in the box.' WHERE id = ?", (ticket,)),
+                     ("UPDATE resolution SET outcome = 'replacement_sent', details = 'Replacement unit shipped; customer "
+                      "to return the faulty one with the prepaid label.' WHERE id = ?", (resolution,)))
+    messages = [f.message for f in found]
+    assert len(messages) == 2 and "Nothing to return" in messages[0] and "no order records a replacement" in messages[1]
+
+
+def test_slack_kb_edits_flags_a_table_update_months_after_the_article(world: World) -> None:
+    message, ts = pick(world, "slack_kb_edits", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
+    day = db.decode_datetime(ts, world.tz).astimezone(world.tz).date().isoformat()
+    found = injected(world, "slack_kb_edits", message,
+                     ("UPDATE slackmessage SET text = 'Heads up, warranty length table updated for storage and PSUs.' "
+                      "WHERE id = ?", (message,)))
+    assert [f.message for f in found] == [f"announces warranty table on {day}; kb-warranty-policy was last updated "
+                                          "2025-03-10"]
+
+
 def test_every_check_has_a_defect_test() -> None:
     tested = {name.split("_flags")[0].removeprefix("test_") for name in globals() if "_flags" in name}
     assert tested == {check.__name__ for check in CHECKS}

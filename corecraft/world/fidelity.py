@@ -40,6 +40,8 @@ class Fit(_Data):
     outcomes: list[str]
     refund_reasons: list[str]
     escalations: list[str]
+    details: dict[str, str] = {}
+    """What the resolver writes for an outcome of this issue (an outcome not listed: the general text)."""
 
 
 class Issue(_Data):
@@ -47,6 +49,7 @@ class Issue(_Data):
     outcomes: list[str] | None = None
     refund_reasons: list[str] | None = None
     escalations: list[str] | None = None
+    details: dict[str, str] | None = None
 
 
 class StatusClaim(_Data):
@@ -91,6 +94,15 @@ class TicketTopic(_Data):
         return bool(re.search(self.ticket, ticket_text, re.IGNORECASE)) and (escalated or not self.escalated)
 
 
+class KbEdit(_Data):
+    pattern: str
+    article: str
+    """The key of the article the Slack line says was edited (``kb-<key>``)."""
+    days_before: int = 0
+    days_after: int = 1
+    """The line is posted from ``days_before`` the article's ``updated_at`` to ``days_after`` it."""
+
+
 class Fidelity(_Data):
     symptoms: dict[str, Symptom]
     slack_topics: dict[str, Symptom]
@@ -118,6 +130,8 @@ class Fidelity(_Data):
     """The first three digits of each state's zip codes (inclusive ranges); the states we ship to."""
     undoable_steps: dict[str, str]
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
+    kb_edits: dict[str, KbEdit]
+    """Slack lines announcing an edit to a knowledge-base article: posted when the article was updated."""
 
     def address_problem(self, address: dict[str, Any]) -> str | None:
         """What is wrong with a postal address (None: nothing): one of our states, a zip of that state."""
@@ -166,12 +180,14 @@ class Fidelity(_Data):
         """What may become of a ticket of ``ticket_type`` whose subject and body are ``text``."""
         base = self.ticket_fits[ticket_type]
         outcomes, reasons, escalations = base.outcomes, base.refund_reasons, base.escalations
+        details: dict[str, str] = {}
         for issue in self.issues.values():
             if re.search(issue.pattern, text, re.IGNORECASE):
                 outcomes = issue.outcomes if issue.outcomes is not None else outcomes
                 reasons = issue.refund_reasons if issue.refund_reasons is not None else reasons
                 escalations = issue.escalations if issue.escalations is not None else escalations
-        return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations)
+                details = issue.details if issue.details is not None else details
+        return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations, details=details)
 
     def exception_asked(self, text: str) -> ExceptionRequest | None:
         """The request for more than policy gives that ``text`` makes (None: none)."""
@@ -218,6 +234,7 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"been (\d+) business days", "since_shipped"),
     (r"(\d+) days since the ship email", "since_shipped"),
     (r"arrived on (\d{4}-\d{2}-\d{2})", "delivered_date"),
+    (r"facility since (\d{4}-\d{2}-\d{2})", "last_scan_date"),
     (r"Delivered (\d{4}-\d{2}-\d{2})", "delivered_date"),
     (r"processed on (\d{4}-\d{2}-\d{2})", "refund_date"),
     (r"\$[\d,.]+ on (\d{4}-\d{2}-\d{2})", "payment_date"),
@@ -244,10 +261,20 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
         "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
         "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
         "delivered_date": lambda: delivered.astimezone(tz).date() if delivered else None,
+        "last_scan_date": lambda: _last_scan_day(when, tz, ship),
         "payment_date": lambda: payment["processed_at"].astimezone(tz).date() if payment else None,
         "refund_date": lambda: min(refunds_processed).astimezone(tz).date() if refunds_processed else None,
     }
     return measures[kind]()
+
+
+def _last_scan_day(when: datetime, tz: tzinfo, ship: Row | None) -> date | None:
+    """The day of a parcel's last carrier scan before ``when``, if that day is before ``when``'s (a parcel
+    scanned today is not stuck since today)."""
+    scans = [datetime.fromisoformat(e["ts"]) for e in (ship or {}).get("events", [])
+             if e["status"] in ("picked_up", "in_transit") and datetime.fromisoformat(e["ts"]) <= when]
+    day = max(scans).astimezone(tz).date() if scans else None
+    return day if day is not None and day < when.astimezone(tz).date() else None
 
 
 def duration_problems(text: str, when: datetime, tz: tzinfo, order: Row | None, ship: Row | None,
@@ -441,6 +468,19 @@ def origin(ship: Row) -> str | None:
     return WAREHOUSE_OF_CITY.get(ship["events"][0]["location"]) if ship["events"] else None
 
 
+def assigned_warehouse(destination: str, items: Sequence[Row], rules: Fidelity) -> str:
+    """The warehouse an order ships from, as ``kb-warehouse-network`` assigns it: the one nearest the
+    delivery address (``City, ST``) that has every item in stock, else the nearest with the most of them."""
+    goal = rules.coordinates(destination)
+
+    def key(city: str) -> tuple[int, float, str]:
+        missing = sum(1 for p in items if p["inventory"].get(WAREHOUSE_OF_CITY[city], 0) <= 0)
+        at = rules.coordinates(city)
+        return missing, distance_km(at, goal) if at and goal else 0.0, city
+
+    return min(WAREHOUSE_OF_CITY, key=key)
+
+
 def claim_backing(claim: SlackClaim, when: datetime, story: OrderStory) -> Row | None:
     """The record (shipment or refund) that bears out ``claim`` about ``story``'s order at ``when``, or None."""
     ship, window = story.ship, timedelta(days=claim.days)
@@ -505,6 +545,20 @@ def stale_dates(text: str, when: datetime, tz: tzinfo, rules: Fidelity) -> list[
     today = when.astimezone(tz).date()
     return [f"says {m.group(0)!r} on {today.isoformat()}" for m in re.finditer(rules.stale_date_claim, text)
             if date.fromisoformat(m.group(1)) <= today]
+
+
+def kb_edit_problems(text: str, when: datetime, tz: tzinfo, updated: dict[str, date], rules: Fidelity) -> list[str]:
+    """Sentences on every knowledge-base edit ``text`` announces that the article's ``updated_at`` (``updated``:
+    article id -> day) does not bear out as of ``when``."""
+    posted = when.astimezone(tz).date()
+    problems = []
+    for name, edit in rules.kb_edits.items():
+        day = updated.get(f"kb-{edit.article}")
+        if re.search(edit.pattern, text, re.IGNORECASE) and (day is None or not (
+                day - timedelta(days=edit.days_before) <= posted <= day + timedelta(days=edit.days_after))):
+            problems.append(f"announces {name.replace('_', ' ')} on {posted.isoformat()}; kb-{edit.article} "
+                            f"was last updated {day.isoformat() if day else 'never'}")
+    return problems
 
 
 QUOTED_ID = re.compile(r"\b(?:ord|tick|ship|pay|ref|res|esc)-\d{6}-\d{3}\b")

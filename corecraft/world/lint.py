@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from corecraft.world import db, models
@@ -26,11 +26,13 @@ from corecraft.world.fidelity import (
     TRACKING,
     Fidelity,
     OrderStory,
+    assigned_warehouse,
     category_problems,
     claim_problems,
     days_past_window,
     distance_km,
     duration_problems,
+    kb_edit_problems,
     ledger_problems,
     order_states,
     reference_problem,
@@ -262,6 +264,35 @@ def shipment_routes(r: Records) -> list[Finding]:
     return found
 
 
+def shipment_origins(r: Records) -> list[Finding]:
+    """A parcel leaves from the warehouse ``kb-warehouse-network`` assigns: the nearest to the address with
+    every item in stock (else the nearest with the most)."""
+    found = []
+    for ship in r.shipments.values():
+        order = r.orders[ship["order_id"]]
+        dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
+        expected = assigned_warehouse(dest, [r.products[ln["product_id"]] for ln in r.lines.get(order["id"], [])],
+                                      r.rules)
+        actual = ship["events"][0]["location"] if ship["events"] else None
+        if actual != expected:
+            found.append(Finding("shipment_origins", ship["id"], f"ships from {actual} to {dest}; the nearest "
+                                 f"warehouse with the items in stock is {expected}"))
+    return found
+
+
+def shipment_hub_repeats(r: Records) -> list[Finding]:
+    """A carrier hub scans a parcel in transit once, and one scan at a time: the same hub day after day
+    (or two hubs at one moment) is no route."""
+    found = []
+    for ship in r.shipments.values():
+        scans = [e for e in ship["events"] if e["status"] == "in_transit"]
+        for counted, what in ((Counter(e["location"] for e in scans), "in-transit scans at"),
+                              (Counter(e["ts"] for e in scans), "in-transit scans at the moment")):
+            found += [Finding("shipment_hub_repeats", ship["id"], f"has {n} {what} {key}")
+                      for key, n in sorted(counted.items()) if n > 1]
+    return found
+
+
 def shipment_business_days(r: Records) -> list[Finding]:
     """An ETA is the carrier's SLA in business days after shipping (weekends and carrier holidays
     skipped, as the handbook counts), and nothing is delivered on a carrier holiday."""
@@ -298,6 +329,25 @@ def order_prices(r: Records) -> list[Finding]:
                 found.append(Finding("order_prices", line["id"],
                                      f"charges ${line['unit_price']:.2f} for {line['product_id']}, "
                                      f"listed at ${expected:.2f} on {order['created_at']:%Y-%m-%d}"))
+    return found
+
+
+def price_change_moments(r: Records) -> list[Finding]:
+    """A price changes at a plausible moment (on the hour or half-hour, by now), not at the minute of an order
+    of the product: a step ending within half an hour of a sale looks made to fit that sale."""
+    sales: dict[str, list[datetime]] = {}
+    for order in r.orders.values():
+        for line in r.lines.get(order["id"], []):
+            sales.setdefault(line["product_id"], []).append(order["created_at"])
+    found = []
+    for product in r.products.values():
+        for step in product["specs"].get("price_history", []):
+            until = datetime.fromisoformat(step["until"])
+            near = [o for o in sales.get(product["id"], []) if abs(o - until) < timedelta(minutes=30)]
+            if until.minute % 30 or until.second or until > r.now or near:
+                found.append(Finding("price_change_moments", product["id"], f"price ${step['price']:.2f} ends at "
+                                     f"{step['until']}" + (f", {len(near)} order(s) of it within 30 minutes" if near else
+                                                           " (not on the hour or half-hour, or after now)")))
     return found
 
 
@@ -459,6 +509,14 @@ def slack_stale_dates(r: Records) -> list[Finding]:
             for problem in stale_dates(msg["text"], msg["ts"], r.tz, r.rules)]
 
 
+def slack_kb_edits(r: Records) -> list[Finding]:
+    """Slack announcing a knowledge-base edit (``kb_edits``) is posted when the article's ``updated_at`` says
+    it changed, not months before or after."""
+    updated = {a["id"]: a["updated_at"].astimezone(r.tz).date() for a in r.articles.values()}
+    return [Finding("slack_kb_edits", msg["id"], problem) for msg in r.messages.values()
+            for problem in kb_edit_problems(msg["text"], msg["ts"], r.tz, updated, r.rules)]
+
+
 def slack_repeats(r: Records) -> list[Finding]:
     """A standing rule (``standing_rule``: "exceptions over $X", "labels always via <carrier>") is not
     posted again with another value: one rumour is noise, a templated repeat reads as a slip."""
@@ -605,6 +663,27 @@ def resolution_fit(r: Records) -> list[Finding]:
     return found
 
 
+SHIPPED_REPLACEMENT = re.compile(r"[Rr]eplacement (?:unit )?(?:has )?(?:shipped|been shipped|is on its way)")
+"""Words of a resolution saying a replacement already left: no record (no replacement order) bears that out."""
+
+
+def resolution_details(r: Records) -> list[Finding]:
+    """What the resolver wrote fits the ticket's issue (``issues[*].details`` in ``seeds/fidelity.yaml``: a
+    missing item is not returned as faulty, transit damage is not "explained") and claims no replacement
+    shipment, which no order records."""
+    found = []
+    for res in r.resolutions.values():
+        t = r.tickets[res["ticket_id"]]
+        fitting = r.rules.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(res["outcome"])
+        if fitting is not None and fitting not in res["details"]:
+            found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
+                                 f"says {res['details']!r}, not what fits the issue: {fitting!r}"))
+        if SHIPPED_REPLACEMENT.search(res["details"]):
+            found.append(Finding("resolution_details", res["id"], "says a replacement shipped, but no order "
+                                 "records a replacement"))
+    return found
+
+
 def duplicate_ticket_texts(r: Records) -> list[Finding]:
     """No two tickets share a body word for word (a template's tell, not a customer's)."""
     return _repeats("duplicate_ticket_texts", r.tickets.values(), "created_at", "body", "body")
@@ -612,11 +691,11 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
-    shipment_exceptions,
+    shipment_exceptions, shipment_origins, shipment_hub_repeats, price_change_moments,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, address_zips, handbook_steps, status_claims, spec_claims, ticket_references, refund_line_fit,
-    escalation_fit, resolution_fit, duplicate_ticket_texts, slack_claims, slack_tickets, slack_categories,
-    slack_stale_dates, slack_repeats, slack_actor_voice,
+    escalation_fit, resolution_fit, resolution_details, duplicate_ticket_texts, slack_claims, slack_tickets, slack_categories,
+    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

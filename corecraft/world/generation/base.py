@@ -21,7 +21,6 @@ from corecraft.world.rules import add_business_days, is_business_day, money, shi
 from corecraft.world.seeds import Seeds
 from corecraft.world.vocab import WAREHOUSES
 
-WAREHOUSE_CITIES = {"east": "Edison, NJ", "central": "Columbus, OH", "west": "Reno, NV"}
 TICKET_CHANNELS = {"email": 0.45, "chat": 0.3, "web": 0.15, "phone": 0.1}
 TYPE_DEPARTMENT = {
     "return": "returns",
@@ -33,7 +32,7 @@ TYPE_DEPARTMENT = {
     "other": "support",
 }
 
-__all__ = ["TICKET_CHANNELS", "TYPE_DEPARTMENT", "WAREHOUSE_CITIES", "GeneratorBase", "add_business_days",
+__all__ = ["TICKET_CHANNELS", "TYPE_DEPARTMENT", "GeneratorBase", "add_business_days",
            "is_business_day", "money", "shipping_price"]
 
 

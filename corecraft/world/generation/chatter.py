@@ -7,7 +7,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
@@ -19,6 +19,7 @@ from corecraft.world.fidelity import (
     claim_backing,
     claim_problems,
     duration_problems,
+    kb_edit_problems,
     ledger_problems,
     measure,
     origin,
@@ -53,6 +54,8 @@ class _SlackRecords:
     """When each escalated ticket was first escalated."""
     customers: dict[str, str]
     """Customer names by id."""
+    kb_updated: dict[str, date]
+    """The day each knowledge-base article was last updated, by id."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
@@ -194,7 +197,8 @@ class ChatterMixin(GeneratorBase):
         return _SlackRecords({o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]},
                              {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands), self.lines_by_order(),
                              {p["id"]: p for p in products}, tickets_of, escalated,
-                             {c["id"]: c["name"] for c in self.rows[m.Customer]})
+                             {c["id"]: c["name"] for c in self.rows[m.Customer]},
+                             {a["id"]: a["updated_at"].date() for a in self.rows[m.KnowledgeBaseArticle]})
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -289,7 +293,8 @@ class ChatterMixin(GeneratorBase):
                 or duration_problems(text, story.ts, self.tz, about.order, about.ship, story.payment, processed) \
                 or ledger_problems(text, refunds) \
                 or claim_problems(text, story.ts, about if names_order else None, rules) \
-                or stale_dates(text, story.ts, self.tz, rules):
+                or stale_dates(text, story.ts, self.tz, rules) \
+                or kb_edit_problems(text, story.ts, self.tz, records.kb_updated, rules):
             return None
         return text
 

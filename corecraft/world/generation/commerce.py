@@ -11,9 +11,8 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.compat import build_problems
-from corecraft.world.fidelity import distance_km
+from corecraft.world.fidelity import assigned_warehouse, distance_km
 from corecraft.world.generation.base import (
-    WAREHOUSE_CITIES,
     GeneratorBase,
     add_business_days,
     is_business_day,
@@ -151,20 +150,37 @@ class CommerceMixin(GeneratorBase):
             if all(abs(unit - product["price"]) < 0.005 for _, unit in sold):
                 continue
             steps: list[dict[str, Any]] = []
-            current = sold[0][1]
+            current, previous = sold[0][1], sold[0][0]
             for when, unit in sold[1:]:
                 if abs(unit - current) >= 0.005:
-                    steps.append({"until": when.isoformat(), "price": current})
+                    steps.append({"until": self.price_change(previous, when).isoformat(), "price": current})
                     current = unit
+                previous = when
             if abs(current - product["price"]) >= 0.005:
-                changed = min(sold[-1][0] + timedelta(days=1), self.now).replace(hour=0, minute=0)
-                steps.append({"until": max(changed, sold[-1][0] + timedelta(minutes=1)).isoformat(),
+                steps.append({"until": self.price_change(sold[-1][0], self.now + timedelta(days=1)).isoformat(),
                               "price": current})
             product["specs"] = {**product["specs"], "price_history": steps}
 
+    def price_change(self, last_old: datetime, first_new: datetime) -> datetime:
+        """When a price changed between a sale at the old price and the first at the new one: at midnight,
+        a day or more before the new price was first paid when the sales allow it, else on the hour or half-hour,
+        never within half an hour of a sale.
+        A change after the last sale (``first_new`` past ``now``) happened by ``now``."""
+        high = min(first_new - timedelta(minutes=30), self.now)
+
+        def midnight(moment: datetime) -> datetime:
+            return moment.astimezone(self.tz).replace(hour=0, minute=0, second=0, microsecond=0)
+
+        for moment in (midnight(min(first_new - timedelta(days=1), high)), midnight(high),
+                       high.replace(minute=high.minute // 30 * 30, second=0, microsecond=0)):
+            if last_old + timedelta(minutes=30) < moment <= high:
+                return moment
+        return (last_old + (first_new - last_old) / 2).replace(second=0, microsecond=0)
+
     def fulfil(self) -> None:
         """Order status, payment and shipment for each order, by its age."""
-        stock = {p["id"]: p["stock_status"] for p in self.rows[m.Product]}
+        products = {p["id"]: p for p in self.rows[m.Product]}
+        stock = {pid: p["stock_status"] for pid, p in products.items()}
         lines_by_order = self.lines_by_order()
         payments, shipments = [], []
         for order in self.rows[m.Order]:
@@ -193,14 +209,16 @@ class CommerceMixin(GeneratorBase):
             })
             order["updated_at"] = paid_at
             if status == "fulfilled":
-                shipment = self.shipment(order, paid_at)
+                shipment = self.shipment(order, paid_at,
+                                         [products[ln["product_id"]] for ln in lines_by_order[order["id"]]])
                 shipments.append(shipment)
                 order["updated_at"] = shipment["shipped_at"]
         self.rows[m.Payment] = payments
         self.rows[m.Shipment] = shipments
 
-    def shipment(self, order: dict[str, Any], paid_at: datetime) -> dict[str, Any]:
-        """The shipment of a fulfilled order, dated in business days that skip weekends and carrier holidays.
+    def shipment(self, order: dict[str, Any], paid_at: datetime, items: list[dict[str, Any]]) -> dict[str, Any]:
+        """The shipment of a fulfilled order (of ``items``), dated in business days that skip weekends and
+        carrier holidays, from the warehouse ``kb-warehouse-network`` assigns.
 
         The shared stream is drawn as it was before holidays were honoured (the hop count over the
         weekday-only timeline), so honouring them moves only the shipments whose dates they touch."""
@@ -222,12 +240,13 @@ class CommerceMixin(GeneratorBase):
         weekday_shipped, _, weekday_arrive = timeline(())
         shipped, eta, arrive = timeline(holidays)
         delivered = arrive if arrive <= self.now else None
-        warehouse = self.rng.choice(WAREHOUSES)
+        self.rng.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
+        city = assigned_warehouse(dest, items, self.seeds.fidelity)
         picked = shipped + timedelta(hours=4)
         if not is_business_day(picked.date(), holidays):  # no collection on weekends and carrier holidays
             picked = add_business_days(picked, 1, holidays).replace(hour=7, minute=30)
-        events = [(shipped, "label_created", WAREHOUSE_CITIES[warehouse]), (picked, "picked_up", WAREHOUSE_CITIES[warehouse])]
+        events = [(shipped, "label_created", city), (picked, "picked_up", city)]
         gaps = self.hop_gaps(weekday_shipped, weekday_arrive if weekday_arrive <= self.now else self.now)
         end = delivered or self.now
         spare = self.local_rng("hops", order["id"])
@@ -235,9 +254,14 @@ class CommerceMixin(GeneratorBase):
         while hop < end - timedelta(hours=12):
             hops.append(hop)
             hop += timedelta(hours=gaps.pop(0) if gaps else spare.randint(16, 40))
-        route = self.route(WAREHOUSE_CITIES[warehouse], order["shipping_address"]["state"], order["id"])
+        # The hubs on the way, then the local delivery facility.
+        route = [*self.route(city, order["shipping_address"]["state"], order["id"]), dest]
         hops = [h for h in hops if h > picked + timedelta(hours=6)]
-        events += [(h, "in_transit", route[k * len(route) // len(hops)]) for k, h in enumerate(hops) if route]
+        # Each stop scans the parcel once, the scans spread over the journey (no hub day after day); with
+        # fewer scans than stops, the last scans are the local facility's.
+        stops = min(len(route), len(hops))
+        route = route[len(route) - stops:]
+        events += [(hops[(k + 1) * len(hops) // stops - 1], "in_transit", hub) for k, hub in enumerate(route)]
         if late:
             events.append((min(eta, end), "delayed", "carrier network"))
         if delivered:

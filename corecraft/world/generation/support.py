@@ -407,11 +407,15 @@ class SupportMixin(GeneratorBase):
                 return "refund_issued", {"payment_id": p["id"], "amount": amount,
                                          "reason": "price_adjustment", "lines": []}
         steps = self.rng.choice(["troubleshooting_steps", "replacement_sent"])
-        fits = self.seeds.fidelity.fit(kind, f"{t['subject']}\n{t['body']}").outcomes
+        fit = self.seeds.fidelity.fit(kind, f"{t['subject']}\n{t['body']}")
+        fits = fit.outcomes
         if kind == "troubleshooting":
             return (steps if steps in fits else "replacement_sent"), None
         if kind == "return":  # not refunded: a faulty or wrong item is replaced, any other awaits its return
             return ("replacement_sent" if "replacement_sent" in fits else "no_action"), None
+        if kind == "shipping" and order is not None and "replacement_sent" in fit.details \
+                and "delivered" in order_states(t["updated_at"], order, ships.get(order["id"]), []):
+            return "replacement_sent", None  # damaged in transit
         if kind == "order_issue" and order is not None:  # what can still be done depends on where the parcel is
             states = order_states(t["updated_at"], order, ships.get(order["id"]), [])
             if "not_shipped" in states and "order_updated" in fits:
@@ -434,14 +438,15 @@ class SupportMixin(GeneratorBase):
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
         texts = {
             "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']})." if refund else "."),
-            "replacement_sent": "Replacement unit shipped; customer to return the faulty one with the prepaid label.",
+            "replacement_sent": "Replacement approved; it ships from the nearest warehouse with stock once returns logs "
+                                "the RMA. Customer to return the faulty one with the prepaid label.",
             "troubleshooting_steps": f"Walked the customer through {steps}; issue resolved.",
             "recommendation_provided": "Recommended compatible parts and confirmed PSU headroom for the build.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
             "no_action": "Sent the return instructions; the refund follows once the item arrives and is inspected."
             if t["type"] == "return" else "No action needed; explained the situation to the customer.",
         }
-        return texts[outcome]
+        return self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome, texts[outcome])
 
     def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         """When and by whom a ticket went up the chain (its type and notes come once the outcome is known)."""
