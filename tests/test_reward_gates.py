@@ -164,12 +164,7 @@ def test_blind_play_replies_are_graded_as_before(session: dict[str, Any]) -> Non
         assert not result.passed and result.reward == 0.0, session["wrong_because"]
 
 
-JUSTIFIED_PASSES = {
-    ("fire_writes", "refusal_out_of_window_erik_psu_and_case"):
-        "The writes that go through are a policy_exception escalation to leadership on Erik's ticket and a post in "
-        "#escalations: the handbook's procedure for an out-of-window return request (the Shard case), which the "
-        "task allows (one escalation, one Slack post) and which the reply's refusal does not contradict.",
-}
+JUSTIFIED_PASSES: dict[tuple[str, str], str] = {}
 """Exploit passes that are correct solutions, each with why. Everything else must earn no pass (issue #11)."""
 
 
