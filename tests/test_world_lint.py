@@ -125,6 +125,34 @@ def test_product_launches_flags_an_order_and_a_ticket_before_the_release(world: 
     assert len(asked) == 1 and asked[0].message.startswith(f"names {name} on ")
 
 
+def test_product_launches_flags_slack_quoting_an_older_ticket_about_a_newer_product(world: World) -> None:
+    name, released = one(world, "SELECT name, json_extract(specs, '$.released') FROM product WHERE "
+                         "json_extract(specs, '$.released') = (SELECT max(json_extract(specs, '$.released')) "
+                         "FROM product WHERE category = 'gpu')")
+    ticket, = one(world, "SELECT id FROM supportticket WHERE created_at < ? ORDER BY created_at LIMIT 1", released)
+    msg, = pick(world, "product_launches", "SELECT id FROM slackmessage WHERE ts > '2025-09-01' ORDER BY id")
+    found = injected(world, "product_launches", msg, ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                                                       (f"{ticket} is asking for a compatibility matrix on {name}", msg)))
+    assert len(found) == 1 and found[0].message.endswith(f"about {name}, released {released}")
+
+
+def test_shipping_service_areas_flags_ups_ground_to_hawaii(world: World) -> None:
+    order, = pick(world, "shipping_service_areas", "SELECT id FROM \"order\" WHERE shipping_method = 'ups_ground' ORDER BY id")
+    hawaii = {"label": "home", "line1": "1 Main St", "city": "Hilo", "state": "HI", "zip": "96720"}
+    found = injected(world, "shipping_service_areas", order,
+                     ('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(hawaii), order)))
+    assert [f.message for f in found] == ["ups_ground to HI, which it does not serve"]
+
+
+def test_prospective_products_flags_an_upgrade_to_a_part_already_held(world: World) -> None:
+    ticket, name = pick(world, "prospective_products", "SELECT t.id, p.name FROM supportticket t JOIN orderline l "
+                        "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id ORDER BY t.id")
+    found = injected(world, "prospective_products", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"Currently running a 650W PSU. If I drop in the {name}, is that enough?", ticket)))
+    assert [f.message for f in found] == [f"thinks of getting {name}, which it already holds"]
+
+
 def test_address_zips_flags_a_zip_of_another_state_and_a_non_state(world: World) -> None:
     order, = pick(world, "address_zips", 'SELECT id FROM "order" ORDER BY id')
     hawaii = {"label": "home", "line1": "1 Main St", "city": "Hilo", "state": "HI", "zip": "05564"}

@@ -103,6 +103,11 @@ class KbEdit(_Data):
     """The line is posted from ``days_before`` the article's ``updated_at`` to ``days_after`` it."""
 
 
+class Unserved(_Data):
+    states: list[str]
+    instead: str
+
+
 class Fidelity(_Data):
     symptoms: dict[str, Symptom]
     slack_topics: dict[str, Symptom]
@@ -132,6 +137,19 @@ class Fidelity(_Data):
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
     kb_edits: dict[str, KbEdit]
     """Slack lines announcing an edit to a knowledge-base article: posted when the article was updated."""
+    unserved_states: dict[str, Unserved]
+    """Shipping methods that do not reach some states, and the method orders there ship with instead."""
+    prospective_product: str
+    """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
+
+    def shipping_method(self, method: str, state: str) -> str:
+        """The method an order to ``state`` ships with when ``method`` was chosen."""
+        rule = self.unserved_states.get(method)
+        return rule.instead if rule is not None and state in rule.states else method
+
+    def prospective(self, text: str) -> bool:
+        """Whether ``text`` talks about a part the customer is thinking of getting."""
+        return re.search(self.prospective_product, text) is not None
 
     def address_problem(self, address: dict[str, Any]) -> str | None:
         """What is wrong with a postal address (None: nothing): one of our states, a zip of that state."""

@@ -459,6 +459,34 @@ def product_launches(r: Records) -> list[Finding]:
         day = when.astimezone(r.tz).date()
         found += [Finding("product_launches", entity_id, f"names {p['name']} on {day}, before its release "
                           f"({launch(p)})") for p in r.named_products(text) if launch(p) > day]
+        quoted = [r.tickets[t] for t in TICKET_ID.findall(text) if t in r.tickets and t != entity_id]
+        asked = min((t["created_at"].astimezone(r.tz).date() for t in quoted), default=day)
+        found += [Finding("product_launches", entity_id, f"quotes a ticket of {asked} about {p['name']}, released "
+                          f"{launch(p)}") for p in r.named_products(text) if asked < launch(p) <= day]
+    return found
+
+
+def shipping_service_areas(r: Records) -> list[Finding]:
+    """Orders ship with a service that reaches their state (``unserved_states``: no UPS Ground to Hawaii)."""
+    return [Finding("shipping_service_areas", o["id"], f"{o['shipping_method']} to {state}, which it does not serve")
+            for o in r.orders.values()
+            if r.rules.shipping_method(o["shipping_method"], state := o["shipping_address"]["state"])
+            != o["shipping_method"]]
+
+
+def prospective_products(r: Records) -> list[Finding]:
+    """A ticket about a part the customer may get (``prospective_product``) names none they already hold."""
+    found = []
+    for t in r.tickets.values():
+        text = f"{t['subject']}\n{t['body']}"
+        if not r.rules.prospective(text):
+            continue
+        order = r.orders.get(t["order_id"] or "")
+        builds = {b for b in (t["build_id"], (order or {}).get("build_id")) if b}
+        held = {ln["product_id"] for ln in r.lines.get(t["order_id"] or "", [])} | \
+            {pid for b in builds for pid in r.parts.get(b, [])}
+        found += [Finding("prospective_products", t["id"], f"thinks of getting {p['name']}, which it already holds")
+                  for p in r.named_products(text) if p["id"] in held]
     return found
 
 
@@ -693,7 +721,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_exceptions, shipment_origins, shipment_hub_repeats, price_change_moments,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
-    product_launches, address_zips, handbook_steps, status_claims, spec_claims, ticket_references, refund_line_fit,
+    product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
+    spec_claims, ticket_references, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, duplicate_ticket_texts, slack_claims, slack_tickets, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )

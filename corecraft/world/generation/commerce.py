@@ -68,12 +68,14 @@ class CommerceMixin(GeneratorBase):
             subtotal = money(sum(ln["unit_price"] * ln["quantity"] for ln in order_lines))
             tier = customer["loyalty_tier"]
             discount = money(subtotal * self.policy.loyalty_discount_pct[tier] / 100)
-            method = self.pick(self.recipe.shipping_methods)
+            drawn = self.pick(self.recipe.shipping_methods)
+            address = self.rng.choice(customer["addresses"])
+            method = self.seeds.fidelity.shipping_method(drawn, address["state"])  # a service that reaches it
             shipping = shipping_price(self.policy, method, subtotal - discount, tier)
             order = {
                 "_order": n, "customer_id": customer["id"], "subtotal": subtotal, "discount": discount,
                 "shipping_cost": shipping, "total": money(subtotal - discount + shipping), "shipping_method": method,
-                "shipping_address": self.rng.choice(customer["addresses"]), "build_id": build_id,
+                "shipping_address": address, "build_id": build_id, "_drawn_method": drawn,
                 "created_at": created, "updated_at": created, "_lines": order_lines, "_tier": tier,
             }
             orders.append(order)
@@ -220,13 +222,13 @@ class CommerceMixin(GeneratorBase):
         """The shipment of a fulfilled order (of ``items``), dated in business days that skip weekends and
         carrier holidays, from the warehouse ``kb-warehouse-network`` assigns.
 
-        The shared stream is drawn as it was before holidays were honoured (the hop count over the
-        weekday-only timeline), so honouring them moves only the shipments whose dates they touch."""
+        The shared stream is drawn as it was before holidays were honoured and before orders to states a
+        service does not reach took another one (the hop count over the weekday-only timeline of the
+        service first drawn), so those fixes move only the shipments they touch."""
         carrier = order["shipping_method"]
-        sla = self.policy.shipping[carrier].sla_business_days
         holidays = self.policy.carrier_holidays
 
-        def timeline(off: Collection[date]) -> tuple[datetime, datetime, datetime]:
+        def timeline(off: Collection[date], sla: int) -> tuple[datetime, datetime, datetime]:
             shipped = min(max(add_business_days(paid_at.replace(hour=9, minute=0), lead, off), paid_at), self.now)
             eta = add_business_days(shipped, sla, off).replace(hour=20, minute=0)
             arrive = add_business_days(eta, extra, off) if late else eta - timedelta(hours=early)
@@ -237,8 +239,14 @@ class CommerceMixin(GeneratorBase):
         extra = self.rng.randint(1, 5) if late else 0
         early = 0 if late else self.rng.randint(1, 9)
         hour, minute = self.rng.randint(10, 19), self.rng.randint(0, 59)
-        weekday_shipped, _, weekday_arrive = timeline(())
-        shipped, eta, arrive = timeline(holidays)
+        drawn_sla = self.policy.shipping[order["_drawn_method"]].sla_business_days
+        weekday_shipped, _, weekday_arrive = timeline((), drawn_sla)
+        # The parcel travels as drawn; a service that stood in for one that does not reach the state
+        # has its own ETA (a later one: the parcel is simply early, or no longer late).
+        shipped, eta, arrive = timeline(holidays, drawn_sla)
+        eta = add_business_days(shipped, self.policy.shipping[carrier].sla_business_days, holidays).replace(
+            hour=20, minute=0)
+        late = late and arrive > eta
         delivered = arrive if arrive <= self.now else None
         self.rng.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"

@@ -208,6 +208,8 @@ class SupportMixin(GeneratorBase):
         if fixed and not names_product:
             return None
         excluded = set() if RETURN_FOLLOW_UP.search(template) else story.excluded
+        if rules.prospective(template):  # a part they may get is not one they hold
+            excluded = excluded | {p["id"] for p in story.held}
         if names_product and ((allowed is not None and product["category"] not in allowed)
                               or product["id"] in excluded):
             fitting = [p for p in (story.lines if story.order else self.rows[m.Product])
