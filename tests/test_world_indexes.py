@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from corecraft.domain import default_domain
 from corecraft.world import models as m
-from corecraft.world.fidelity import claim_backing
+from corecraft.world.fidelity import TicketTopic, claim_backing
 from corecraft.world.generation.indexes import Arrivals, ClaimIndex
 from corecraft.world.generator import _Generator
 
@@ -70,7 +70,7 @@ def test_tickets_by_moment_and_topic_match_the_scan(generated: _Generator) -> No
     topics = list(generated.seeds.fidelity.slack_ticket_topics.values())
     assert any(t.escalated for t in topics)
     for chosen in [[t] for t in topics] + [topics[k:k + 2] for k in range(0, len(topics) - 1, 3)]:
-        def fits(t: dict[str, Any], when: datetime) -> bool:
+        def fits(t: dict[str, Any], when: datetime, chosen: list[TicketTopic] = chosen) -> bool:
             escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= when
             return all(topic.fits(f"{t['subject']}\n{t['body']}", escalated) for topic in chosen)
 

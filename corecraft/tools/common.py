@@ -102,8 +102,11 @@ def _scans(ctx: ToolContext, count_sql: str, params: list[Any]) -> bool:
 
 
 def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
-         shape: Any = None) -> dict[str, Any]:
+         shape: Any = None, columns: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a paged search over ``model``: total match count plus one page of decoded rows.
+
+    ``columns`` replaces what some columns are read as (name -> SQL expression, e.g. ``"NULL"`` for a
+    large JSON column the caller's ``shape`` drops), so a page does not decode what it does not show.
 
     When an index narrows the filters (or there are none): two queries, a count of the matches
     from the index, then the page alone, which SQLite can read in ``order_by`` order and stop
@@ -119,15 +122,15 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
     where = query.where()
     count_sql = f"SELECT count(*) FROM {db.table(model)}{where}"
     page_sql = f"ORDER BY {order_by} LIMIT ? OFFSET ?"
+    read = ", ".join((columns or {}).get(name, name) for name in db.column_names(model))
     if where and _scans(ctx, count_sql, query.params):
-        columns = ", ".join(db.column_names(model))
-        rows = ctx.conn.execute(f"SELECT {columns}, count(*) OVER () FROM {db.table(model)}{where} {page_sql}",
+        rows = ctx.conn.execute(f"SELECT {read}, count(*) OVER () FROM {db.table(model)}{where} {page_sql}",
                                 [*query.params, args.limit, args.offset]).fetchall()
         total = rows[0][-1] if rows else ctx.conn.execute(count_sql, query.params).fetchone()[0]
         rows = [r[:-1] for r in rows]
     else:
         total = ctx.conn.execute(count_sql, query.params).fetchone()[0]
-        rows = ctx.conn.execute(f"{db.select_all(model)}{where} {page_sql}",
+        rows = ctx.conn.execute(f"SELECT {read} FROM {db.table(model)}{where} {page_sql}",
                                 [*query.params, args.limit, args.offset]).fetchall() if args.offset < total else []
     results = [db.decode(model, r, ctx.world.tz) for r in rows]
     if shape is not None:
