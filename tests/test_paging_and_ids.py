@@ -32,8 +32,9 @@ TOOLKIT = default_domain().toolkit
 
 
 def straightforward_page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
-                         shape: Any = None) -> dict[str, Any]:
-    """Every match in order, sliced in Python: the answer ``page`` must give."""
+                         shape: Any = None, columns: dict[str, str] | None = None) -> dict[str, Any]:
+    """Every match in order, sliced in Python: the answer ``page`` must give. Every column is read in full
+    (``columns`` only spares ``page`` reading what the tool's ``shape`` drops, so the answers stay equal)."""
     rows = ctx.conn.execute(f"{db.select_all(model)}{query.where()} ORDER BY {order_by}", query.params).fetchall()
     results = [db.decode(model, r, ctx.world.tz) for r in rows[args.offset:args.offset + args.limit]]
     if shape is not None:

@@ -25,7 +25,6 @@ from corecraft.env.group import GroupResult, Policy, make_group, run_group
 
 try:
     import ray
-    from ray.util import ActorPool
 except ImportError as exc:  # the optional extra is missing
     raise ImportError("corecraft.integrations.ray_rollouts needs Ray: pip install 'corecraft[ray]'") from exc
 
@@ -55,8 +54,10 @@ class RolloutWorker:
         return time.process_time()
 
 
-def _checked_ids(tasks: Sequence[str], n: int, env_kwargs: dict[str, Any], chunk_size: int | None = None) -> list[str]:
-    """The task ids, checked in this process before any work is sent: known, not held out, valid arguments."""
+def _checked_ids(tasks: Sequence[str], n: int, env_kwargs: dict[str, Any], chunk_size: int | None = None,
+                 known: set[str] | None = None) -> list[str]:
+    """The task ids, checked in this process before any work is sent: known, not held out, valid arguments.
+    Ids in ``known`` (checked before with the same ``env_kwargs``) are not checked again; the others are added."""
     if isinstance(tasks, str):
         raise TypeError("tasks must be a sequence of task ids, not one id: pass [task_id]")
     if n < 1:
@@ -65,7 +66,10 @@ def _checked_ids(tasks: Sequence[str], n: int, env_kwargs: dict[str, Any], chunk
         raise ValueError("chunk_size must be at least 1")
     ids = list(tasks)
     for task_id in dict.fromkeys(ids):
-        make_group(task_id, 1, **env_kwargs)[0].close()  # refuses unknown and test-split tasks, bad kwargs
+        if known is None or task_id not in known:
+            make_group(task_id, 1, **env_kwargs)[0].close()  # refuses unknown and test-split tasks, bad kwargs
+    if known is not None:
+        known.update(ids)
     return ids
 
 
@@ -91,30 +95,48 @@ class RolloutPool:
         actor: Any = ray.remote(num_cpus=num_cpus)(RolloutWorker)
         shared = ray.put(policy)  # pickled once, resolved by each actor's constructor
         self.actors: list[Any] = [actor.remote(shared, env_kwargs) for _ in range(num_workers)]
+        self._checked: set[str] = set()
+        """Task ids already checked with this pool's ``env_kwargs`` (a training loop runs the same ones often)."""
 
     def warm(self, tasks: Sequence[str]) -> None:
         """Build the start worlds of ``tasks`` in every actor (each has its own cache); waits until done."""
-        ids = _checked_ids(tasks, 1, self.env_kwargs)
+        ids = _checked_ids(tasks, 1, self.env_kwargs, known=self._checked)
         ray.get([a.warm.remote(ids) for a in self.actors])
 
     def run(self, tasks: Sequence[str], n: int, *, seed: int = 0, chunk_size: int | None = None,
             policy: Policy | None = None) -> list[GroupResult]:
         """One :class:`GroupResult` per task, in order; rollout ``i`` of every group is reset with ``seed + i``.
 
-        Tasks go to idle actors in chunks of ``chunk_size`` groups (default: about four chunks per actor).
+        Tasks go to actors in chunks of ``chunk_size`` groups (default: about eight chunks per actor), the
+        next chunk to whichever actor finishes first, so no actor waits on a slower one's earlier chunk.
         ``policy`` replaces the pool's for this call only (e.g. one pointing at new weights); the
         actors and their caches stay. A policy's exception is raised here and leaves the pool usable.
         """
-        ids = _checked_ids(tasks, n, self.env_kwargs, chunk_size)
+        ids = _checked_ids(tasks, n, self.env_kwargs, chunk_size, self._checked)
         if policy is not None:
             _check_policy(policy)
         if not self.actors:
             raise RuntimeError("this RolloutPool is closed")
-        size = chunk_size or max(1, math.ceil(len(ids) / (4 * len(self.actors))))
+        size = chunk_size or max(1, math.ceil(len(ids) / (8 * len(self.actors))))
         chunks = [ids[i:i + size] for i in range(0, len(ids), size)]
         shared = None if policy is None else ray.put(policy)
-        calls = ActorPool(self.actors).map(lambda actor, chunk: actor.run.remote(chunk, n, seed, shared), chunks)
-        return [result for part in calls for result in part]
+        waiting = list(range(len(chunks)))[::-1]  # chunk indexes, the next one last
+        running: dict[Any, tuple[int, Any]] = {}  # a call's object ref -> (its chunk, its actor)
+        done: dict[int, list[GroupResult]] = {}
+
+        def send(actor: Any) -> None:
+            k = waiting.pop()
+            running[actor.run.remote(chunks[k], n, seed, shared)] = (k, actor)
+
+        for actor in self.actors[:len(waiting)]:
+            send(actor)
+        while running:
+            (ready,), _ = ray.wait(list(running), num_returns=1)
+            k, actor = running.pop(ready)
+            done[k] = ray.get(ready)  # a policy's exception is raised here
+            if waiting:
+                send(actor)
+        return [result for k in range(len(chunks)) for result in done[k]]
 
     def close(self) -> None:
         """End the actors (their processes and caches)."""

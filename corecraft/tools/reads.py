@@ -57,13 +57,25 @@ def _check_id(ctx: ToolContext, model: type[SQLModel], value: str | None, field:
         require(ctx, model, value, field)
 
 
+_PART = ", ".join(f"json_remove(p.{c}, '$.price_history')" if c == "specs" else f"p.{c}"
+                  for c in db.column_names(m.Product))
+"""A product's columns as a build part: its specs without the price history (long for a product sold
+for years in a large world), which no compatibility rule reads."""
+
+
 def _components(ctx: ToolContext, build_id: str) -> list[dict[str, Any]]:
-    """A build's parts as products (with specs) and quantities, in build order."""
+    """A build's parts as products (with specs, less the price history) and quantities, in build order."""
     rows = ctx.conn.execute(
-        f"SELECT product_id, quantity FROM {db.table(m.BuildComponent)} WHERE build_id = ? ORDER BY id",
+        f"SELECT c.product_id, c.quantity, {_PART} FROM {db.table(m.BuildComponent)} c "
+        f"LEFT JOIN {db.table(m.Product)} p ON p.id = c.product_id WHERE c.build_id = ? ORDER BY c.id",
         (build_id,),
     ).fetchall()
-    return [{**require(ctx, m.Product, pid, "product_id"), "quantity": qty} for pid, qty in rows]
+    parts = []
+    for product_id, quantity, *product in rows:
+        if product[0] is None:
+            raise ToolError("not_found", f"no Product with id {product_id!r}", "product_id")
+        parts.append({**db.decode(m.Product, product, ctx.world.tz), "quantity": quantity})
+    return parts
 
 
 # -- Products ----------------------------------------------------------------------------------------
@@ -91,7 +103,7 @@ def search_products(ctx: ToolContext, args: SearchProductsArgs) -> dict[str, Any
              .add_if(args.max_price is not None, "price <= ?", args.max_price)
              .add_if(args.in_stock_only, "stock_status != 'out_of_stock'"))
     keys = ("id", "name", "brand", "category", "price", "stock_status")
-    return page(ctx, m.Product, query, args, "category, name, id", lambda r: _pick(r, keys))
+    return page(ctx, m.Product, query, args, "category, name, id", lambda r: _pick(r, keys), {"specs": "NULL"})
 
 
 class GetProductArgs(Args):

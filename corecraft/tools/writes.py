@@ -8,6 +8,7 @@ A rejected call changes nothing and says what to do instead.
 
 from __future__ import annotations
 
+import json
 from datetime import date, timedelta
 from typing import Any
 
@@ -475,13 +476,16 @@ def post_slack_message(ctx: ToolContext, args: PostSlackMessageArgs) -> dict[str
     thread of its parent."""
     actor = _actor(ctx)
     name = "#" + args.channel.strip().lstrip("#")
-    found = fetch_rows(ctx, SlackChannel, "WHERE name = ? COLLATE NOCASE", (name,))  # as search_slack_messages
-    if not found:
+    # Membership is looked up in the stored JSON list (ids are JSON strings, so the quoted id matches one
+    # whole member): a channel of everyone holds thousands of ids, not worth decoding for one check.
+    found = ctx.conn.execute(f"SELECT id, name, instr(members, ?) > 0 FROM {db.table(SlackChannel)} "
+                             "WHERE name = ? COLLATE NOCASE", (json.dumps(actor["id"]), name)).fetchone()
+    if found is None:
         names = [c["name"] for c in fetch_rows(ctx, SlackChannel, "ORDER BY name")]
         raise ToolError("not_found", f"no channel {name}; channels: {', '.join(names)}", "channel")
-    channel = found[0]
+    channel = {"id": found[0], "name": found[1]}
     name = channel["name"]
-    if actor["id"] not in channel["members"]:
+    if not found[2]:
         raise ToolError("insufficient_permission", f"you ({actor['id']}) are not a member of {name} and "
                         "cannot post there", "channel")
     parent_id = None

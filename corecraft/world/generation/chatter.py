@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from corecraft.world import models as m
@@ -15,6 +16,7 @@ from corecraft.world.fidelity import (
     DURATION_CLAIMS,
     OrderStory,
     SlackClaim,
+    TicketTopic,
     category_problems,
     claim_backing,
     claim_problems,
@@ -28,6 +30,7 @@ from corecraft.world.fidelity import (
     symptom_problems,
 )
 from corecraft.world.generation.base import GeneratorBase
+from corecraft.world.generation.indexes import Arrivals, ClaimIndex
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,19 @@ class _SlackRecords:
     """Customer names by id."""
     kb_updated: dict[str, date]
     """The day each knowledge-base article was last updated, by id."""
+    ticket_rows: dict[str, dict[str, Any]]
+    """Tickets by id."""
+    written: Arrivals[dict[str, Any]]
+    """The tickets (in their order) by when they were written."""
+    claims: ClaimIndex
+    """The orders that may bear out each claim, by moment."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
     """Memo of template -> the product categories it may name (``Fidelity.slack_categories``)."""
+    topic_tickets: dict[tuple[tuple[str, bool], ...], Arrivals[dict[str, Any]]] = field(default_factory=dict)
+    """Memo of ticket topics -> the tickets (by id) about all of them, by when they are (written and,
+    for an escalation topic, escalated)."""
 
 
 class ChatterMixin(GeneratorBase):
@@ -128,7 +140,7 @@ class ChatterMixin(GeneratorBase):
             rng = self.local_rng("slack", str(n))
             pool = bank.slack[name] + bank.slack_reserve.get(name, [])
             spare = [line for lines in bank.slack_reserve.values() for line in lines if "{" not in line]
-            text = self.fresh_line((self.slack_text(c, dict(values), story, records, rng)
+            text = self.fresh_line(((c, partial(self.slack_text, c, dict(values), story, records, rng))
                                     for c in [drawn, *rng.sample(pool, len(pool)), *spare]), used, rules_said)
             if text is None:
                 raise ValueError(f"no Slack line for message {n} in #{name} fits the records; "
@@ -165,11 +177,22 @@ class ChatterMixin(GeneratorBase):
                 earlier[msg["channel_id"]].append(msg)
         self.rows[m.SlackMessage] = messages
 
-    def fresh_line(self, lines: Iterator[str | None], used: set[str], rules_said: set[str]) -> str | None:
-        """The first line that fits (not None), is new and restates no standing rule with other values;
-        when every fitting line was said before (a scaled-up world), the first that was."""
+    def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str],
+                   rules_said: set[str]) -> str | None:
+        """Of the templates and their fillings (None: it does not fit), the first line that fits, is new and
+        restates no standing rule with other values; when every fitting line was said before (a scaled-up
+        world), the first that was.
+
+        A template without placeholders fills in as itself (or not at all) and draws nothing, so it is not
+        filled when its line could not be the answer (said before, with a repeat already found; or new but
+        restating a rule): in a large world most lines were said before, and filling each again for every
+        message would make the build quadratic."""
         repeat = None
-        for line in lines:
+        for template, fill in lines:
+            if "{" not in template and ((template in used and repeat is not None) or (
+                    template not in used and rule_shape(template, self.seeds.fidelity) in rules_said)):
+                continue
+            line = fill()
             if line is None or (line not in used and rule_shape(line, self.seeds.fidelity) in rules_said):
                 continue
             if line not in used:
@@ -194,11 +217,14 @@ class ChatterMixin(GeneratorBase):
         brands: dict[str, set[str]] = defaultdict(set)
         for product in products:
             brands[product["brand"]].add(product["category"])
-        return _SlackRecords({o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]},
-                             {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands), self.lines_by_order(),
-                             {p["id"]: p for p in products}, tickets_of, escalated,
+        stories = {o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]}
+        return _SlackRecords(stories, {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands),
+                             self.lines_by_order(), {p["id"]: p for p in products}, tickets_of, escalated,
                              {c["id"]: c["name"] for c in self.rows[m.Customer]},
-                             {a["id"]: a["updated_at"].date() for a in self.rows[m.KnowledgeBaseArticle]})
+                             {a["id"]: a["updated_at"].date() for a in self.rows[m.KnowledgeBaseArticle]},
+                             {t["id"]: t for t in self.rows[m.SupportTicket]},
+                             Arrivals(self.rows[m.SupportTicket], lambda t: t["created_at"]),
+                             ClaimIndex(list(stories.values()), self.now))
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -212,7 +238,7 @@ class ChatterMixin(GeneratorBase):
             return self.filled(template, values, story, records, rng)
         if any(claim.needs is None for _, claim in claims):
             return None
-        backed = [s for s in records.stories.values() if s.order["created_at"] <= story.ts
+        backed = [s for s in records.claims.candidates(*claims[0], story.ts) if s.order["created_at"] <= story.ts
                   and all(claim_backing(claim, story.ts, s) for _, claim in claims)]
         backed.sort(key=lambda s: (s is not story.about, rng.random()))
         for about in backed[:12]:
@@ -252,12 +278,11 @@ class ChatterMixin(GeneratorBase):
         """The template filled in with its quoted ticket, product, durations and dates made to fit, or None."""
         rules = self.seeds.fidelity
         about = story.about
-        quoted = self.ticket_row(values["ticket_id"])
+        quoted = records.ticket_rows[values["ticket_id"]]
         if "{ticket_id}" in template and (quoted["created_at"] > story.ts or (
                 "{order_id}" in template and quoted["order_id"] != about.order["id"])):
             about_order = [t for t in records.tickets.get(about.order["id"], []) if t["created_at"] <= story.ts]
-            earlier = about_order or ([] if "{order_id}" in template else
-                                      [t for t in self.rows[m.SupportTicket] if t["created_at"] <= story.ts])
+            earlier = about_order or ([] if "{order_id}" in template else records.written.by(story.ts))
             if not earlier:
                 return None
             values["ticket_id"] = rng.choice(earlier)["id"]
@@ -275,7 +300,7 @@ class ChatterMixin(GeneratorBase):
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if names_product and "{ticket_id}" in template:  # the quoted ticket asks about a part already out
-            asked = self.ticket_row(values["ticket_id"])["created_at"]
+            asked = records.ticket_rows[values["ticket_id"]]["created_at"]
             if not self.launched(product, asked):
                 out = [p for p in self.rows[m.Product] if self.launched(p, asked)
                        and (allowed is None or p["category"] in allowed)]
@@ -324,11 +349,13 @@ class ChatterMixin(GeneratorBase):
                     return False
             return True
 
-        ticket = self.ticket_row(values["ticket_id"])
+        ticket = records.ticket_rows[values["ticket_id"]]
         if not fits(ticket):
-            pool = records.tickets.get(story.about.order["id"], []) if "{order_id}" in template else \
-                [t for ts in records.tickets.values() for t in ts]
-            fitting = sorted((t for t in pool if t["created_at"] <= story.ts and fits(t)), key=lambda t: t["id"])
+            if "{order_id}" in template:
+                pool = records.tickets.get(story.about.order["id"], [])
+                fitting = sorted((t for t in pool if t["created_at"] <= story.ts and fits(t)), key=lambda t: t["id"])
+            else:
+                fitting = self.topic_tickets(topics, records).by(story.ts)
             if not fitting:
                 return False
             ticket = rng.choice(fitting)
@@ -347,9 +374,21 @@ class ChatterMixin(GeneratorBase):
                 values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         return True
 
-    def ticket_row(self, ticket_id: str) -> dict[str, Any]:
-        """The generated ticket with this id."""
-        return next(t for t in self.rows[m.SupportTicket] if t["id"] == ticket_id)
+    def topic_tickets(self, topics: list[TicketTopic], records: _SlackRecords) -> Arrivals[dict[str, Any]]:
+        """Every ticket (by id) about all of ``topics``, by the moment it is: when written, or for a topic
+        that needs an escalated ticket, when escalated (``TicketTopic.fits`` only widens once escalated)."""
+        key = tuple((topic.ticket, topic.escalated) for topic in topics)
+        if key not in records.topic_tickets:
+            def since(t: dict[str, Any]) -> datetime | None:
+                text = f"{t['subject']}\n{t['body']}"
+                written: datetime = t["created_at"]
+                if all(topic.fits(text, False) for topic in topics):
+                    return written
+                if t["id"] in records.escalated and all(topic.fits(text, True) for topic in topics):
+                    return max(written, records.escalated[t["id"]])
+                return None
+            records.topic_tickets[key] = Arrivals(sorted(records.ticket_rows.values(), key=lambda t: t["id"]), since)
+        return records.topic_tickets[key]
 
     def reactions(self) -> dict[str, int]:
         if self.rng.random() < 0.6:

@@ -146,6 +146,7 @@ class SupportMixin(GeneratorBase):
             orders_of[o["customer_id"]].append(o)
         earlier_tickets: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.ticket_bodies: set[str] = set()
+        self.staff_by_id: dict[str, dict[str, Any]] = {e["id"]: e for e in self.rows[m.Employee]}
         for t in sorted(self.rows[m.SupportTicket], key=lambda t: (t["created_at"], t["id"])):
             order = orders.get(t["order_id"]) if t["order_id"] else None
             if order:
@@ -235,7 +236,7 @@ class SupportMixin(GeneratorBase):
             if not references:
                 return None
             values["ticket_id"] = references[-1]["id"]
-            worker = next(e for e in self.rows[m.Employee] if e["id"] == references[-1]["assignee_id"])
+            worker = self.staff_by_id[references[-1]["assignee_id"]]
             values["employee"] = worker["name"].split()[0]
         if "{tier}" in template:
             if story.customer["loyalty_tier"] == "none":
@@ -278,12 +279,14 @@ class SupportMixin(GeneratorBase):
         resolutions: list[dict[str, Any]] = []
         refunds: list[dict[str, Any]] = []
         escalations: list[dict[str, Any]] = []
+        refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)  # by payment id
+        returned: set[str] = set()  # the order lines refunded so far
         for n, t in enumerate(self.rows[m.SupportTicket]):
             order = orders.get(t["order_id"]) if t["order_id"] else None
             payment = payments.get(order["id"]) if order else None
             if payment is not None:
-                self.drop_refunded_items(t, [x for x in refunds if x["payment_id"] == payment["id"]
-                                             and x["created_at"] <= t["created_at"]], line_product, ships, products)
+                self.drop_refunded_items(t, [x for x in refunds_of[payment["id"]] if x["created_at"] <= t["created_at"]],
+                                         line_product, ships, products)
             if order and t["type"] == "return" and t["status"] in ("new", "open", "pending_customer") \
                     and order["status"] == "fulfilled":
                 order["status"] = "refund_requested"
@@ -291,7 +294,6 @@ class SupportMixin(GeneratorBase):
             escalation = self.escalation(n, t, staff) if self.rng.random() < 0.12 else None
             if t["status"] in ("resolved", "closed"):
                 resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
-                returned = {ln["order_line_id"] for x in refunds for ln in x["lines"]}
                 outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded, returned)
                 if refund is not None and refund["reason"] == "price_adjustment":
                     self.refit_ticket_text(t, refund, ships)
@@ -308,6 +310,8 @@ class SupportMixin(GeneratorBase):
                     if refund["status"] == "approved":
                         refund["processed_at"] = None
                     refunds.append(refund)
+                    refunds_of[payment["id"]].append(refund)
+                    returned.update(ln["order_line_id"] for ln in refund["lines"])
                     refunded[payment["id"]] += refund["amount"]
                     full = refunded[payment["id"]] >= payment["amount"] - 0.005
                     payment["status"] = "refunded" if full else "partially_refunded"
