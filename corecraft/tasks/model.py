@@ -228,6 +228,8 @@ class ArgFormat(_Criterion):
     not_contains: list[str] = Field(default_factory=list)
     all_caps: bool = False
     lowercase: bool = False
+    optional: bool = Field(default=False, description="Met when the tool was never called: the rules bind only the "
+                                                      "calls that are made (a post the task allows but does not ask for).")
 
 
 Evidence = Literal["final_reply", "tool_calls", "transcript"]
