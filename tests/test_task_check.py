@@ -136,7 +136,7 @@ def test_the_facts_lock_reports_unlocked_tasks_and_tasks_whose_world_moved(tmp_p
     assert library.problems() == []
     customer = default_domain().store.open("tiny").conn.execute(
         "SELECT id FROM customer WHERE email = 'jesse.hall@yahoo.com'").fetchone()[0]
-    moved_world = f"setup:\n  - update: Customer\n    id: {customer}\n    set: {{phone: '(555) 010-4242'}}\n"
+    moved_world = f"setup:\n  - update: Customer\n    id: {customer}\n    set: {{phone: '(612) 384-4242'}}\n"
     path.write_text(text.replace("setup:\n", moved_world, 1), encoding="utf-8")  # what search_customers returns moves
     moved = library.problems()
     assert [p.message.split(" than ")[0] for p in moved] == ["reference call 1 (search_customers) returns something else"]
