@@ -136,7 +136,55 @@ def test_the_facts_lock_reports_unlocked_tasks_and_tasks_whose_world_moved(tmp_p
     assert library.problems() == []
     customer = default_domain().store.open("tiny").conn.execute(
         "SELECT id FROM customer WHERE email = 'jesse.hall@yahoo.com'").fetchone()[0]
-    moved_world = f"setup:\n  - update: Customer\n    id: {customer}\n    set: {{phone: '(555) 010-4242'}}\n"
+    moved_world = f"setup:\n  - update: Customer\n    id: {customer}\n    set: {{phone: '(612) 384-4242'}}\n"
     path.write_text(text.replace("setup:\n", moved_world, 1), encoding="utf-8")  # what search_customers returns moves
     moved = library.problems()
     assert [p.message.split(" than ")[0] for p in moved] == ["reference call 1 (search_customers) returns something else"]
+
+
+SHIP = "ship-250213-001"  # a ups_ground parcel of the tiny world, labelled and picked up on Thursday 2025-02-13
+LABEL = '{ts: "2025-02-13T15:48:00-05:00", status: label_created, location: "Edison, NJ"}'
+
+
+def _setup_step(step: str) -> str:
+    """The good task with one more setup step (YAML flow mapping) after its own."""
+    text = GOOD.read_text(encoding="utf-8")
+    return text.replace("    set: {status: open}\n", f"    set: {{status: open}}\n  - {step}\n", 1)
+
+
+SETUP_RECORDS = {
+    "label_first": (f"{{update: Shipment, id: {SHIP}, set: {{events: [{LABEL}, "
+                    '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}', None),
+    "no_label": ("{update: Shipment, id: " + SHIP + ", set: {events: ["
+                 '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
+                 "has scans starting with 'picked_up', not 'label_created'"),
+    "saturday_pickup": (f"{{update: Shipment, id: {SHIP}, set: {{events: [{LABEL}, "
+                        '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
+                        "is picked up on Saturday (2025-02-15)"),
+    "holiday_pickup": ("{update: Shipment, id: " + SHIP + ", set: {events: ["
+                       '{ts: "2024-12-24T15:00:00-05:00", status: label_created, location: "Edison, NJ"}, '
+                       '{ts: "2024-12-25T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
+                       "is picked up on Christmas Day (2024-12-25)"),
+    "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z25021303103777}}}}", None),
+    "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '940012345678901200'}}}}",
+                              "has tracking number 940012345678901200, not in ups_ground's format"),
+    "fresh_phone": ("{update: Customer, id: cust-0003, set: {phone: (415) 283-9917}}", None),
+    "placeholder_phone": ("{update: Customer, id: cust-0003, set: {phone: (555) 010-0000}}",
+                          "has phone (555) 010-0000, a placeholder number"),
+    "fictional_line": ("{update: Customer, id: cust-0003, set: {phone: (415) 555-0142}}",
+                       "has phone (415) 555-0142, a placeholder number"),
+    "shared_phone": ("{update: Customer, id: cust-0003, set: {phone: (684) 867-6219}}",
+                     "has phone (684) 867-6219, which cust-0001 also has"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SETUP_RECORDS))
+def test_setup_shipments_and_customers_are_held_to_the_worlds_rules(name: str, tmp_path: Path) -> None:
+    step, wrong = SETUP_RECORDS[name]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(_setup_step(step), encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    if wrong is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and f"{path}:11: setup step 2: " in problems[0] and wrong in problems[0], problems

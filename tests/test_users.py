@@ -26,12 +26,15 @@ pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
 VERIFY = "conv_verify_tracking_priya_email"  # asks for the email, then gives the tracking number
 MISMATCH = "conv_verify_tracking_daniel_email_mismatch"  # the email given does not match: decline
-TRACKING = "1Z7V41A80312994411"
 KEY_ENV = "CORECRAFT_TEST_USER_KEY"
 
 
 def _task(task_id: str) -> Any:
     return default_domain().tasks.get(task_id).task
+
+
+TRACKING = next(step.row["tracking_number"] for step in _task(VERIFY).setup if getattr(step, "insert", None) == "Shipment")
+"""The tracking number of VERIFY's parcel, as its setup gives it."""
 
 
 def _play(env: CoreCraftEnv, actions: list[Any]) -> tuple[float, bool, bool, dict[str, Any]]:

@@ -33,6 +33,7 @@ from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_tas
 __all__ = ["Problem", "check_task", "facts_digest", "replay_facts", "replay_problems"]
 from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
+from corecraft.tasks.setup_records import setup_record_problems
 from corecraft.users import ScriptedUser
 from corecraft.world.fidelity import Fidelity
 from corecraft.world.recipe import RecipeError
@@ -103,8 +104,9 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
         if task.actor and episode.world.employee(task.actor) is None:
             return problem(("actor",), f"actor {task.actor!r} is not an employee in world {task.world.recipe}")
         fidelity = domain.seeds.fidelity
-        out = [p for i, step in enumerate(task.setup) for p in [*_setup_address_problems(i, step, fidelity, problem),
-                                                                 *_setup_id_date_problems(i, step, problem)]]
+        out = [p for i, step in enumerate(task.setup)
+               for p in [*_setup_address_problems(i, step, fidelity, problem), *_setup_id_date_problems(i, step, problem),
+                         *setup_record_problems(i, step, episode.world, domain.seeds, problem)]]
         replayed = _replay(episode, task)
         for i, (tool, _, result) in enumerate(replayed):
             if "error" in result:

@@ -137,6 +137,8 @@ class Fidelity(_Data):
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
     kb_edits: dict[str, KbEdit]
     """Slack lines announcing an edit to a knowledge-base article: posted when the article was updated."""
+    placeholder_phone: str
+    """A phone number no customer holds: an author's placeholder (a regex)."""
     unserved_states: dict[str, Unserved]
     """Shipping methods that do not reach some states, and the method orders there ship with instead."""
     prospective_product: str
@@ -161,6 +163,10 @@ class Fidelity(_Data):
             spans = ", ".join(f"{lo:03d}-{hi:03d}" for lo, hi in ranges)
             return f"zip {zip_code} is not a {state} zip code (prefixes {spans})"
         return None
+
+    def is_placeholder_phone(self, phone: str) -> bool:
+        """Whether ``phone`` reads as an author's placeholder rather than a customer's number."""
+        return re.search(self.placeholder_phone, phone) is not None
 
     def zip_code(self, state: str, rng: random.Random) -> str:
         """A zip code of ``state``, drawn from ``rng``."""

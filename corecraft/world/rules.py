@@ -1,4 +1,5 @@
-"""The company's pure rules: money rounding, shipping price, business days (with carrier holidays) and months.
+"""The company's pure rules: money rounding, shipping price, business days (with carrier holidays), months and
+each carrier's tracking-number format.
 
 No I/O and no state: the generator and the tools both compute with these, so a generated order
 and a tool's quote can never disagree. The numbers come from the :class:`~corecraft.world.seeds.Policy`
@@ -7,6 +8,7 @@ passed in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from datetime import date, datetime, timedelta
 
@@ -67,3 +69,21 @@ def policy_facts(policy: Policy) -> dict[str, str]:
         "loyalty_discounts": ", ".join(f"{tier} {pct[tier]:g}%" for tier in pct if pct[tier]),
         "free_ground_tiers": ", ".join(policy.free_ground_shipping_tiers),
     }
+
+
+TRACKING_FORMATS = {"usps_ground": "9400############00", "ups_ground": "1Z######03######",
+                    "fedex_express": "############", "fedex_overnight": "############"}
+"""Each carrier's tracking number, ``#`` standing for a digit (twelve in every format)."""
+
+
+def tracking_number(carrier: str, digits: str) -> str:
+    """The tracking number ``carrier`` issues for twelve ``digits``, in its format."""
+    numbered = iter(digits)
+    return "".join(next(numbered) if char == "#" else char for char in TRACKING_FORMATS[carrier])
+
+
+def is_tracking_number(carrier: str, number: str) -> bool:
+    """Whether ``number`` is in ``carrier``'s format (False for a carrier with no format)."""
+    template = TRACKING_FORMATS.get(carrier)
+    pattern = "".join(r"\d" if char == "#" else re.escape(char) for char in template or "")
+    return template is not None and re.fullmatch(pattern, number) is not None

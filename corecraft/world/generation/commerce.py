@@ -19,6 +19,7 @@ from corecraft.world.generation.base import (
     money,
     shipping_price,
 )
+from corecraft.world.rules import tracking_number
 from corecraft.world.vocab import WAREHOUSES
 
 
@@ -340,7 +341,5 @@ class CommerceMixin(GeneratorBase):
             build["created_at"] = low + timedelta(minutes=rng.randint(0, span))
 
     def tracking(self, carrier: str) -> str:
-        digits = "".join(self.rng.choices(string.digits, k=12))
-        return {"usps_ground": "9400" + digits + "00", "ups_ground": "1Z" + digits[:6] + "03" + digits[6:],
-                "fedex_express": digits, "fedex_overnight": digits}[carrier]
+        return tracking_number(carrier, "".join(self.rng.choices(string.digits, k=12)))
 

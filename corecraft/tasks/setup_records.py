@@ -1,0 +1,85 @@
+"""A task's setup rows held to the world's own rules, as ``corecraft tasks check`` reads them.
+
+A setup Shipment row (inserted, or a seeded one updated) must read like a carrier's: its scans start with
+``label_created``, it is picked up on a carrier business day (:func:`~corecraft.world.rules.is_business_day`
+with ``carrier_holidays`` from ``seeds/policy.yaml``), and its tracking number is in its carrier's format
+(:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A setup Customer's phone is no
+placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``) and no other customer's, seeded or set up.
+Each row is judged as it stands in the world after the setup, so an update is judged with the seeded
+fields it keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from corecraft.tasks.loader import Problem
+from corecraft.tasks.model import SetupInsert, SetupStep
+from corecraft.world import db, models
+from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking_number
+from corecraft.world.seeds import Seeds
+from corecraft.world.store import World
+
+Report = Callable[[tuple[object, ...], str], list[Problem]]
+"""Turns a location in the task file and a sentence into problems (``file:line: sentence``)."""
+
+
+def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
+    """What betrays setup step ``index`` (a Shipment or Customer row) as written by an author."""
+    table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
+    given = step.row if isinstance(step, SetupInsert) else step.set
+    key = "row" if isinstance(step, SetupInsert) else "set"
+
+    def problem(field: str, message: str) -> list[Problem]:
+        where = ("setup", index, key, field) if field in given else ("setup", index)
+        return report(where, f"setup step {index + 1}: {table} {row_id} {message}")
+
+    if table == "Shipment":
+        row = db.fetch(world.conn, models.Shipment, str(row_id), world.tz)
+        return [] if row is None else [p for field, message in _shipment_problems(row, world, seeds)
+                                       for p in problem(field, message)]
+    if table == "Customer" and "phone" in given:
+        row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
+        return [] if row is None else [p for message in _phone_problems(row, world, seeds)
+                                       for p in problem("phone", message)]
+    return []
+
+
+def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[tuple[str, str]]:
+    events: list[dict[str, Any]] = row["events"]
+    out = []
+    if not events or events[0].get("status") != "label_created":
+        first = events[0].get("status") if events else None
+        out.append(("events", f"has scans starting with {first!r}, not 'label_created' (a carrier's first scan "
+                              "is the label)"))
+    holidays = seeds.policy.carrier_holidays
+    for event in events:
+        if event.get("status") != "picked_up":
+            continue
+        moment = datetime.fromisoformat(str(event["ts"]))
+        day = (moment.astimezone(world.tz) if moment.tzinfo else moment).date()
+        if not is_business_day(day, holidays):
+            out.append(("events", f"is picked up on {holidays.get(day, day.strftime('%A'))} ({day}): carriers "
+                                  "collect on business days only"))
+    carrier, number = row["carrier"], row["tracking_number"]
+    if not is_tracking_number(carrier, number):
+        shape = TRACKING_FORMATS.get(carrier, "no format: not a carrier we ship with")
+        out.append(("tracking_number", f"has tracking number {number}, not in {carrier}'s format "
+                                       f"({shape}, # a digit)"))
+    return out
+
+
+def _phone_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[str]:
+    phone = row["phone"]
+    if phone is None:
+        return []
+    out = []
+    if seeds.fidelity.is_placeholder_phone(phone):
+        out.append(f"has phone {phone}, a placeholder number (placeholder_phone in seeds/fidelity.yaml)")
+    others = [r[0] for r in world.conn.execute(f"SELECT id FROM {db.table(models.Customer)} WHERE phone = ? "
+                                               "AND id != ? ORDER BY id", (phone, row["id"]))]
+    if others:
+        out.append(f"has phone {phone}, which {', '.join(others)} also {'have' if len(others) > 1 else 'has'}")
+    return out
