@@ -18,13 +18,6 @@ DOMAIN = default_domain()
 LIBRARY = DOMAIN.tasks
 FILES = [p for split in ("train", "dev", "test") for p in LIBRARY.files(split)]
 IDS = [f"{p.parent.name}/{p.stem}" for p in FILES]
-SETUP_FIX_PENDING = {"test/queue_sweep_aisha_psu_program_and_price_match", "test/queue_sweep_felix_five_mixed",
-                     "test/queue_sweep_kofi_six_returns", "test/queue_sweep_lucia_seven_tickets",
-                     "test/queue_sweep_noor_four_tickets"}
-"""Tasks whose setup rows still fail the setup-record checks (issue #10): being rewritten by their author."""
-PROVED = [pytest.param(p, id=i, marks=pytest.mark.xfail(strict=True, reason="setup rows fail the issue #10 checks; "
-                                                                            "being rewritten"))
-          if i in SETUP_FIX_PENDING else pytest.param(p, id=i) for p, i in zip(FILES, IDS, strict=True)]
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
@@ -34,7 +27,7 @@ def test_task_file_checks_clean(path: Path) -> None:
     assert [str(p) for p in check_task(path, DOMAIN, replay=False)] == []
 
 
-@pytest.mark.parametrize("path", PROVED)
+@pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_task_proves_itself_in_its_world(path: Path) -> None:
     """Setup and reference replay cleanly; the reference meets every deterministic criterion and trips no
     minefield; doing nothing fails; every minefield trips on its trigger (``check_task``'s proof)."""
