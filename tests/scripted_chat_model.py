@@ -21,6 +21,19 @@ import pytest
 import corecraft
 
 
+def send_json(handler: BaseHTTPRequestHandler, payload: dict[str, Any], status: int = 200,
+              headers: dict[str, str] | None = None) -> None:
+    """Answer an HTTP request with ``payload`` as JSON (the local test servers' one response shape)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class ScriptedModel(BaseHTTPRequestHandler):
     """Chat completions from the reference solutions (``oracle``) or a bare reply (``lazy``)."""
 
@@ -35,12 +48,7 @@ class ScriptedModel(BaseHTTPRequestHandler):
         payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                    "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, payload)
 
     def answer(self, messages: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
         if type(self).mode == "lazy":

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
+from scripted_chat_model import send_json
 
 import corecraft
 from corecraft.agents.openai_agent import OpenAIAgent
@@ -150,12 +151,7 @@ class _ScriptedModel(BaseHTTPRequestHandler):
         message = type(self).script[min(len(type(self).requests) - 1, len(type(self).script) - 1)]
         payload = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                    "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, payload)
 
     def log_message(self, *args: Any) -> None:
         return

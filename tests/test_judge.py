@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_chat_model import send_json
 
 from corecraft.domain import default_domain
 from corecraft.grading.judge import Judge, JudgeConfig, Verdict
@@ -85,14 +86,7 @@ class FakeJudgeServer:
                     }
                 else:
                     payload = {"error": {"message": reply.error, "type": "invalid_request_error", "code": None}}
-                data = json.dumps(payload).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, payload, reply.status, reply.headers)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

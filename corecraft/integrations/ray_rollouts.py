@@ -25,6 +25,7 @@ from corecraft.env.group import GroupResult, Policy, make_group, run_group
 
 try:
     import ray
+    from ray.util import ActorPool
 except ImportError as exc:  # the optional extra is missing
     raise ImportError("corecraft.integrations.ray_rollouts needs Ray: pip install 'corecraft[ray]'") from exc
 
@@ -48,6 +49,11 @@ class RolloutWorker:
         """``run_group`` for each task, in order, with ``policy`` (default: the actor's own)."""
         acting = self.policy if policy is None else policy
         return [run_group(task_id, acting, n, seed=seed, **self.env_kwargs) for task_id in task_ids]
+
+    def run_numbered(self, number: int, task_ids: list[str], n: int, seed: int,
+                     policy: Policy | None = None) -> tuple[int, list[GroupResult]]:
+        """:meth:`run`, returned beside ``number`` (chunks finish out of order; the pool puts them back)."""
+        return number, self.run(task_ids, n, seed, policy)
 
     def cpu_seconds(self) -> float:
         """CPU time this actor's process has used (benchmarks set it beside wall time)."""
@@ -120,22 +126,9 @@ class RolloutPool:
         size = chunk_size or max(1, math.ceil(len(ids) / (8 * len(self.actors))))
         chunks = [ids[i:i + size] for i in range(0, len(ids), size)]
         shared = None if policy is None else ray.put(policy)
-        waiting = list(range(len(chunks)))[::-1]  # chunk indexes, the next one last
-        running: dict[Any, tuple[int, Any]] = {}  # a call's object ref -> (its chunk, its actor)
-        done: dict[int, list[GroupResult]] = {}
-
-        def send(actor: Any) -> None:
-            k = waiting.pop()
-            running[actor.run.remote(chunks[k], n, seed, shared)] = (k, actor)
-
-        for actor in self.actors[:len(waiting)]:
-            send(actor)
-        while running:
-            (ready,), _ = ray.wait(list(running), num_returns=1)
-            k, actor = running.pop(ready)
-            done[k] = ray.get(ready)  # a policy's exception is raised here
-            if waiting:
-                send(actor)
+        finished = ActorPool(self.actors).map_unordered(  # the next chunk to the first free actor
+            lambda actor, item: actor.run_numbered.remote(item[0], item[1], n, seed, shared), list(enumerate(chunks)))
+        done = dict(finished)  # a policy's exception is raised here
         return [result for k in range(len(chunks)) for result in done[k]]
 
     def close(self) -> None:

@@ -144,6 +144,7 @@ class Records:
         builds = (ticket["build_id"], order["build_id"] if order else None)
         return [*(self.products[ln["product_id"]] for ln in self.lines.get(ticket["order_id"] or "", [])),
                 *(self.products[pid] for b in builds if b for pid in self.parts.get(b, []))]
+
     def story(self, text: str) -> OrderStory | None:
         """The records of the order a Slack ``text`` names, by id or by its parcel's tracking number."""
         order_id = next(iter(_ORDER_ID.findall(text)), None) or next(
@@ -481,10 +482,7 @@ def prospective_products(r: Records) -> list[Finding]:
         text = f"{t['subject']}\n{t['body']}"
         if not r.rules.prospective(text):
             continue
-        order = r.orders.get(t["order_id"] or "")
-        builds = {b for b in (t["build_id"], (order or {}).get("build_id")) if b}
-        held = {ln["product_id"] for ln in r.lines.get(t["order_id"] or "", [])} | \
-            {pid for b in builds for pid in r.parts.get(b, [])}
+        held = {p["id"] for p in r.held(t)}
         found += [Finding("prospective_products", t["id"], f"thinks of getting {p['name']}, which it already holds")
                   for p in r.named_products(text) if p["id"] in held]
     return found

@@ -102,6 +102,15 @@ class GeneratorBase:
         """Whether ``product`` could be bought (or asked about) at ``when``: on or after its release."""
         return date.fromisoformat(product["specs"]["released"]) <= when.astimezone(self.tz).date()
 
+    def launched_peer(self, product: dict[str, Any], when: datetime,
+                      categories: set[str] | None = None) -> dict[str, Any] | None:
+        """The product nearest ``product`` in price that was out by ``when`` (of its category if one is, and
+        among ``categories`` when given), or None when none was."""
+        out = [p for p in self.rows[m.Product] if self.launched(p, when)
+               and (categories is None or p["category"] in categories)]
+        peers = [p for p in out if p["category"] == product["category"]] or out
+        return min(peers, key=lambda p: (abs(p["price"] - product["price"]), p["id"]), default=None)
+
     def lines_by_order(self) -> dict[str, list[dict[str, Any]]]:
         """The generated order lines grouped by order id."""
         grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)

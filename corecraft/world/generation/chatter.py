@@ -302,12 +302,10 @@ class ChatterMixin(GeneratorBase):
         if names_product and "{ticket_id}" in template:  # the quoted ticket asks about a part already out
             asked = records.ticket_rows[values["ticket_id"]]["created_at"]
             if not self.launched(product, asked):
-                out = [p for p in self.rows[m.Product] if self.launched(p, asked)
-                       and (allowed is None or p["category"] in allowed)]
-                if "{order_id}" in template or not out:
+                peer = None if "{order_id}" in template else self.launched_peer(product, asked, allowed)
+                if peer is None:
                     return None
-                peers = [p for p in out if p["category"] == product["category"]] or out
-                product = min(peers, key=lambda p: (abs(p["price"] - product["price"]), p["id"]))
+                product = peer
                 values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if "{date}" in template and any(hit.group(1) == "0000-00-00" for hit in re.finditer(
                 rules.stale_date_claim, template.format(**{**values, "date": "0000-00-00"}))):

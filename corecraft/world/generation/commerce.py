@@ -244,7 +244,7 @@ class CommerceMixin(GeneratorBase):
         weekday_shipped, _, weekday_arrive = timeline((), drawn_sla)
         # The parcel travels as drawn; a service that stood in for one that does not reach the state
         # has its own ETA (a later one: the parcel is simply early, or no longer late).
-        shipped, eta, arrive = timeline(holidays, drawn_sla)
+        shipped, _, arrive = timeline(holidays, drawn_sla)
         eta = add_business_days(shipped, self.policy.shipping[carrier].sla_business_days, holidays).replace(
             hour=20, minute=0)
         late = late and arrive > eta

@@ -154,9 +154,7 @@ class SupportMixin(GeneratorBase):
             else:
                 product = self.rng.choice(self.rows[m.Product])
                 if not self.launched(product, t["created_at"]):  # asked about before it came out: its nearest peer
-                    out = [p for p in self.rows[m.Product] if self.launched(p, t["created_at"])]
-                    peers = [p for p in out if p["category"] == product["category"]] or out
-                    product = min(peers, key=lambda p: (abs(p["price"] - product["price"]), p["id"]))
+                    product = self.launched_peer(product, t["created_at"]) or product
             ship = ships.get(t["order_id"]) if t["order_id"] else None
             customer = t.pop("_customer")
             values = self.placeholders(customer, order, product, ship, t["id"], t["created_at"])
