@@ -59,9 +59,11 @@ WRITE_HINTS: dict[str, tuple[bool, bool]] = {
 
 PAGE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "One page of matches: the total match count, where the page starts, and the matching rows.",
+    "description": "One page of matches: the total match count (exact up to 1,000; a larger count is "
+                   "reported as a lower bound), where the page starts, and the matching rows.",
     "properties": {"total": {"type": "integer", "minimum": 0}, "offset": {"type": "integer", "minimum": 0},
                    "limit": {"type": "integer", "minimum": 1}, "has_more": {"type": "boolean"},
+                   "total_is_lower_bound": {"type": "boolean"},
                    "results": {"type": "array", "items": {"type": "object"}}},
     "required": ["total", "offset", "limit", "has_more", "results"],
 }

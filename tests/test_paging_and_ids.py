@@ -1,8 +1,8 @@
 """Paged searches and new ids answer exactly as the straightforward queries do.
 
-``page`` counts the matches and reads one page in two indexed queries (or, when no index narrows
-the filters, in one scan with a window count); ``next_id`` finds the day's last id with a
-primary-key range. Both are checked here against the plain forms (every match
+``page`` counts the matches (exactly up to ``COUNT_CAP``) and reads one page in two indexed queries
+(or, when no index narrows the filters, in one scan with a window count); ``next_id`` finds the
+day's last id through an index on the ids' width. Both are checked here against the plain forms (every match
 fetched and sliced in Python; a ``LIKE`` prefix scan) on the tiny and default worlds, over the
 realistic calls of ``corecraft bench tools`` at many offsets, and on worlds with tied sort keys
 and awkward ids.
@@ -18,7 +18,7 @@ from sqlmodel import SQLModel
 
 from corecraft.bench.tools import candidates
 from corecraft.domain import default_domain
-from corecraft.tools import ToolContext, reads
+from corecraft.tools import ToolContext, common, reads
 from corecraft.tools.common import PageArgs, Query, next_id
 from corecraft.world import db
 from corecraft.world import models as m
@@ -39,8 +39,10 @@ def straightforward_page(ctx: ToolContext, model: type[SQLModel], query: Query, 
     results = [db.decode(model, r, ctx.world.tz) for r in rows[args.offset:args.offset + args.limit]]
     if shape is not None:
         results = [shape(r) for r in results]
-    return {"total": len(rows), "offset": args.offset, "limit": args.limit,
-            "has_more": args.offset + len(results) < len(rows), "results": results}
+    cap = max(common.COUNT_CAP, args.offset + args.limit + 1)
+    found = {"total": min(len(rows), cap), "offset": args.offset, "limit": args.limit,
+             "has_more": args.offset + len(results) < len(rows), "results": results}
+    return found | ({"total_is_lower_bound": True} if len(rows) >= cap else {})
 
 
 def like_next_id(ctx: ToolContext, model: type[SQLModel], prefix: str, width: int) -> str:
@@ -88,6 +90,19 @@ def test_every_paged_tool_is_compared() -> None:
 def test_pages_match_the_straightforward_query_on_the_tiny_world(ctx: ToolContext,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     assert assert_pages_match(ctx, monkeypatch) > 300
+
+
+def test_totals_past_the_cap_are_lower_bounds(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a cap of 7 many searches pass it: every page still matches the plain form, whose total stops at
+    the cap (or just past the page asked for) with ``total_is_lower_bound``."""
+    monkeypatch.setattr(common, "COUNT_CAP", 7)
+    calls = list(_calls(ctx))
+    answers = [TOOLKIT.call(ctx, name, args) for name, args in calls]
+    assert assert_pages_match(ctx, monkeypatch) > 300
+    capped = [(args, a) for (_, args), a in zip(calls, answers, strict=True) if a.get("total_is_lower_bound")]
+    assert capped and all(a["has_more"] and a["total"] == max(7, args["offset"] + args["limit"] + 1)
+                          for args, a in capped)
+    assert any(a["total"] > 7 and "total_is_lower_bound" not in a for a in answers)  # a page past the cap
 
 
 def test_pages_match_when_sort_keys_tie(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -60,7 +60,9 @@ def _column(conn: sqlite3.Connection, sql: str, *params: Any) -> list[Any]:
 
 
 def candidates(world: World, actor: str) -> dict[str, list[Call]]:
-    """Argument sets an agent would plausibly send, per tool, built from the world's real rows."""
+    """Argument sets an agent would plausibly send, per tool, built from the world's real rows (a customer
+    is looked up by email, full name or last name, staff by id, name or first name, in the mix blind
+    players used; the first :data:`VARIANTS` that work are measured)."""
     conn = world.conn
 
     def rows(sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -85,8 +87,8 @@ def candidates(world: World, actor: str) -> dict[str, list[Call]]:
         + [Call({"brand": b}) for b in ids("SELECT DISTINCT brand FROM product ORDER BY brand")]
         + [Call({"min_price": 100.0, "max_price": 400.0, "limit": 20})],
         "get_product": [Call({"product_id": p}) for p in products],
-        "search_customers": [Call({"query": n.split()[-1]}) for n in ids("SELECT name FROM customer ORDER BY id")]
-        + [Call({"email": e}) for e in ids("SELECT email FROM customer ORDER BY id DESC")]
+        "search_customers": [Call(args) for name, email in rows("SELECT name, email FROM customer ORDER BY id")
+                             for args in ({"email": email}, {"query": name}, {"query": name.split()[-1]})]
         + [Call({"loyalty_tier": t}) for t in ("gold", "platinum")],
         "search_orders": [Call({"customer_id": c}) for c in customers]
         + [Call({"status": "fulfilled", "created_after": month_ago}), Call({"product_id": products[0]})],
@@ -103,7 +105,9 @@ def candidates(world: World, actor: str) -> dict[str, list[Call]]:
         + [Call({"unassigned_only": True}), Call({"created_after": month_ago, "priority": "high"})],
         "get_customer_ticket_history": [Call({"customer_id": c})
                                         for c in ids("SELECT DISTINCT customer_id FROM supportticket")],
-        "search_employees": [Call({"department": d}) for d in ("support", "billing", "returns")]
+        "search_employees": [Call(args) for e, name in rows("SELECT id, name FROM employee ORDER BY id")
+                             for args in ({"query": e}, {"query": name}, {"query": name.split()[0]})]
+        + [Call({"department": d}) for d in ("support", "billing", "returns", "leadership")]
         + [Call({"query": q}) for q in ("lead", "manager")] + [Call({"title": "Billing Manager"})],
         "search_builds": [Call({"customer_id": c}) for c in ids("SELECT customer_id FROM build WHERE "
                                                               "customer_id IS NOT NULL")]

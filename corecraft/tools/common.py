@@ -101,23 +101,28 @@ def _scans(ctx: ToolContext, count_sql: str, params: list[Any]) -> bool:
     return plans[count_sql]
 
 
+COUNT_CAP = 1000
+"""A search counts its matches up to here (or to just past the page asked for, if later), so its cost
+does not grow with the world: a larger total comes back as the cap with ``total_is_lower_bound: true``."""
+
 WALK_COST = 10
 """A row read in an index's order and tested costs about this many rows found by the filter's index and
 sorted (measured on the employees of the default world x100: 2.6 against 0.25 microseconds)."""
 
 
 def _in_order(ctx: ToolContext, model: type[SQLModel], where: str, params: list[Any], order_by: str, total: int,
-              wanted: int) -> str:
+              wanted: int, capped: bool = False) -> str:
     """``where`` as the page query should test it. When the matches are dense, reading rows in ``order_by``
     order and testing each meets the ``wanted`` first matches after about ``wanted * rows / total`` rows,
     against the ``total`` that reading the matches by their filter's index and sorting them reads (a row
     walked costs about :data:`WALK_COST` rows found and sorted). When walking costs less, the filter is
     marked ``likely`` so SQLite walks the order's index instead, if one gives that order (its plan,
-    looked up once per text per world, sorts nothing)."""
+    looked up once per text per world, sorts nothing). A ``capped`` total (at least :data:`COUNT_CAP`
+    matches) counts as dense: sorting them reads every one, while the walk stops at the page."""
     if not where or not total:
         return where
     rows = ctx.conn.execute(f"SELECT max(rowid) FROM {db.table(model)}").fetchone()[0] or 0
-    if WALK_COST * wanted * rows >= total * total:
+    if not capped and WALK_COST * wanted * rows >= total * total:
         return where
     walked = f" WHERE likely({where.removeprefix(' WHERE ')})"
     key = f"SELECT 1 FROM {db.table(model)}{walked} ORDER BY {order_by}"
@@ -135,15 +140,17 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
     ``columns`` replaces what some columns are read as (name -> SQL expression, e.g. ``"NULL"`` for a
     large JSON column the caller's ``shape`` drops), so a page does not decode what it does not show.
 
-    When an index narrows the filters (or there are none): two queries, a count of the matches
-    from the index, then the page alone, which SQLite can read in ``order_by`` order and stop
-    after ``offset + limit`` rows (when the matches are dense it is told to, see :func:`_in_order`);
-    a page past the end is not read. When the filters need a full
-    scan anyway: one scan, the total from a window count on the page query (a separate count
-    would scan twice). ``order_by`` must be a total order, so the page does not depend on the
-    plan SQLite picks. A text search over a table with a trigram index (:mod:`corecraft.world.text_index`)
+    The total is exact up to :data:`COUNT_CAP`. When an index narrows the filters (or there are none):
+    two queries, a count of the matches from the index, stopped at the cap, then the page alone,
+    which SQLite can read in ``order_by`` order and stop after ``offset + limit`` rows (when the
+    matches are dense it is told to, see :func:`_in_order`); a page past the end is not read. When
+    the filters need a full scan anyway: one scan, the total from a window count on the page query
+    (a separate count would scan twice). ``order_by`` must be a total order, so the page does not
+    depend on the plan SQLite picks. A text search over a table with a trigram index
+    (:mod:`corecraft.world.text_index`)
     reads only the rows the index leaves, then checks the exact words.
     """
+    cap = max(COUNT_CAP, args.offset + args.limit + 1)
     narrowed = text_index.narrowing(db.table_name(model), *query.searched)
     if narrowed is not None:
         query.add(*narrowed)
@@ -154,20 +161,25 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
     if where and _scans(ctx, count_sql, query.params):
         rows = ctx.conn.execute(f"SELECT {read}, count(*) OVER () FROM {db.table(model)}{where} {page_sql}",
                                 [*query.params, args.limit, args.offset]).fetchall()
-        total = rows[0][-1] if rows else ctx.conn.execute(count_sql, query.params).fetchone()[0]
+        total = min(rows[0][-1] if rows else ctx.conn.execute(count_sql, query.params).fetchone()[0], cap)
         rows = [r[:-1] for r in rows]
     else:
-        total = ctx.conn.execute(count_sql, query.params).fetchone()[0]
+        total = ctx.conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {db.table(model)}{where} LIMIT ?)",
+                                 [*query.params, cap]).fetchone()[0]
         rows = []
         if args.offset < total:
-            walk = _in_order(ctx, model, where, query.params, order_by, total, args.offset + args.limit)
+            walk = _in_order(ctx, model, where, query.params, order_by, total, args.offset + args.limit,
+                             capped=total == cap)
             rows = ctx.conn.execute(f"SELECT {read} FROM {db.table(model)}{walk} {page_sql}",
                                     [*query.params, args.limit, args.offset]).fetchall()
     results = [db.decode(model, r, ctx.world.tz) for r in rows]
     if shape is not None:
         results = [shape(r) for r in results]
-    return {"total": total, "offset": args.offset, "limit": args.limit,
-            "has_more": args.offset + len(results) < total, "results": results}
+    found = {"total": total, "offset": args.offset, "limit": args.limit,
+             "has_more": args.offset + len(results) < total, "results": results}
+    if total == cap:
+        found["total_is_lower_bound"] = True
+    return found
 
 
 def require(ctx: ToolContext, model: type[SQLModel], row_id: str, field: str) -> dict[str, Any]:
@@ -181,17 +193,21 @@ def require(ctx: ToolContext, model: type[SQLModel], row_id: str, field: str) ->
 def next_id(ctx: ToolContext, model: type[SQLModel], prefix: str, width: int = 3) -> str:
     """The next readable id for a row created now, e.g. ``ref-250915-004`` (``msg-250915-0003``: width 4).
 
-    The ids of the day are the primary keys from ``stem`` up to, not including, ``stem`` with its
-    final ``-`` raised to ``.``: a range the primary-key index answers without scanning the table.
+    A number past ``width`` digits makes a longer id that sorts among the shorter ones, so the day's
+    highest is looked for width by width, widest first, each through the table's index on
+    ``(length(id), id)`` (see :func:`corecraft.world.models._id_width`): a probe per width, not a scan of
+    the day.
     """
     day = ctx.world.now.strftime("%y%m%d")
     stem = f"{prefix}-{day}-"
-    last = ctx.conn.execute(
-        f"SELECT id FROM {db.table(model)} WHERE id >= ? AND id < ? ORDER BY length(id) DESC, id DESC LIMIT 1",
-        (stem, stem[:-1] + "."),
-    ).fetchone()
-    number = int(last[0].rsplit("-", 1)[1]) + 1 if last else 1
-    return f"{stem}{number:0{width}d}"
+    table = db.table(model)
+    widest = ctx.conn.execute(f"SELECT max(length(id)) FROM {table}").fetchone()[0] or 0
+    for length in range(widest, len(stem), -1):
+        last = ctx.conn.execute(f"SELECT max(id) FROM {table} WHERE length(id) = ? AND id >= ? AND id < ?",
+                                (length, stem, stem[:-1] + ".")).fetchone()[0]
+        if last is not None:
+            return f"{stem}{int(last.rsplit('-', 1)[1]) + 1:0{width}d}"
+    return f"{stem}{1:0{width}d}"
 
 
 def local(ctx: ToolContext, iso: str | None) -> datetime | None:

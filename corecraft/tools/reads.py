@@ -141,13 +141,14 @@ def search_customers(ctx: ToolContext, args: SearchCustomersArgs) -> dict[str, A
     query = (Query().text(("id", "name", "email", "phone"), args.query).eq("loyalty_tier", args.loyalty_tier)
              .add_if(args.email is not None, "email = ? COLLATE NOCASE", args.email))
 
-    def shape(row: dict[str, Any]) -> dict[str, Any]:
-        orders = ctx.conn.execute(f"SELECT count(*) FROM {db.table(m.Order)} WHERE customer_id = ?",
-                                  (row["id"],)).fetchone()[0]
-        keys = ("id", "name", "email", "phone", "loyalty_tier", "created_at")
-        return {**_pick(row, keys), "order_count": orders}
-
-    return page(ctx, m.Customer, query, args, "name, id", shape)
+    keys = ("id", "name", "email", "phone", "loyalty_tier", "created_at")
+    found = page(ctx, m.Customer, query, args, "name, id", lambda r: _pick(r, keys), {"addresses": "NULL"})
+    ids = [row["id"] for row in found["results"]]
+    orders = dict(ctx.conn.execute(f"SELECT customer_id, count(*) FROM {db.table(m.Order)} WHERE customer_id IN "
+                                   f"({', '.join('?' * len(ids))}) GROUP BY customer_id", ids).fetchall())
+    for row in found["results"]:
+        row["order_count"] = orders.get(row["id"], 0)
+    return found
 
 
 # -- Orders, payments, shipments ---------------------------------------------------------------------

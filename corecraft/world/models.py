@@ -41,6 +41,13 @@ def _json(**kwargs: Any) -> Any:
     return Field(default=None, sa_column=Column(JSON, **kwargs))
 
 
+def _id_width(table: str) -> Index:
+    """An index on the ids by width, then value, of a table whose write tool numbers its rows per day
+    (``msg-250915-0042``): the day's highest number is then one index probe per width, see
+    :func:`corecraft.tools.common.next_id`."""
+    return Index(f"ix_{table}_id_width", text("length(id)"), "id")
+
+
 class Customer(SQLModel, table=True):
     """A person who buys from CoreCraft. Look-alikes (same name, other email) exist on purpose."""
 
@@ -63,7 +70,7 @@ class Employee(SQLModel, table=True):
     name: str = Field(index=True)
     email: str = Field(index=True)
     department: Department = Field(index=True, sa_type=AutoString)
-    title: Title = Field(sa_type=AutoString)
+    title: Title = Field(sa_type=AutoString, index=True)
     manager_id: str | None = Field(default=None, foreign_key="employee.id")
     refund_limit: float
     can_approve_exceptions: bool
@@ -182,6 +189,8 @@ class SupportTicket(SQLModel, table=True):
 class Refund(SQLModel, table=True):
     """Money returned against a payment; ``lines`` lists {order_line_id, quantity}."""
 
+    __table_args__ = (_id_width("refund"),)
+
     id: str = Field(primary_key=True)
     payment_id: str = Field(foreign_key="payment.id", index=True)
     ticket_id: str | None = Field(default=None, foreign_key="supportticket.id", index=True)
@@ -197,6 +206,8 @@ class Refund(SQLModel, table=True):
 class Escalation(SQLModel, table=True):
     """A ticket handed to another department."""
 
+    __table_args__ = (_id_width("escalation"),)
+
     id: str = Field(primary_key=True)
     ticket_id: str = Field(foreign_key="supportticket.id", index=True)
     type: EscalationType = Field(index=True, sa_type=AutoString)
@@ -209,6 +220,8 @@ class Escalation(SQLModel, table=True):
 
 class Resolution(SQLModel, table=True):
     """How a ticket was resolved, with the refund it records, if any."""
+
+    __table_args__ = (_id_width("resolution"),)
 
     id: str = Field(primary_key=True)
     ticket_id: str = Field(foreign_key="supportticket.id", index=True)
@@ -249,7 +262,8 @@ class SlackMessage(SQLModel, table=True):
     """A message in a channel, possibly a reply in a thread."""
 
     __tablename__ = "slackmessage"
-    __table_args__ = (Index("ix_slackmessage_channel_ts", "channel_id", "ts", "id"),)  # a channel, newest first
+    __table_args__ = (Index("ix_slackmessage_channel_ts", "channel_id", "ts", "id"),  # a channel, newest first
+                      _id_width("slackmessage"))
 
     id: str = Field(primary_key=True)
     channel_id: str = Field(foreign_key="slackchannel.id")  # indexed first in ix_slackmessage_channel_ts

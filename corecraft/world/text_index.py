@@ -4,7 +4,8 @@ The tools' text search (:meth:`corecraft.tools.common.Query.text`) keeps its exa
 word appears, case-insensitively, in one of the searched columns (``LIKE '%word%'``). Over a table
 that grows with the world that is a full scan, so each such table has an FTS5 index with the
 ``trigram`` tokenizer over the columns searched (an external-content table kept in step with the
-rows by triggers, built into the template). A word of three or more characters must then appear
+rows by triggers, built into the template and merged into one b-tree, so a lookup reads one segment
+rather than one per batch of rows the build inserted). A word of three or more characters must then appear
 as a phrase in the row's index entry: a superset of the ``LIKE`` matches (the index folds case
 at least as widely as ``LIKE`` does), so the index only narrows the rows the exact ``LIKE``
 clauses are checked on. Shorter words cannot be looked up in a trigram index; they are matched
@@ -53,6 +54,7 @@ def create(conn: sqlite3.Connection) -> None:
         conn.execute(f'CREATE TRIGGER "{table}_text_del" AFTER DELETE ON "{table}" BEGIN {forget} END')
         conn.execute(f'CREATE TRIGGER "{table}_text_upd" AFTER UPDATE ON "{table}" BEGIN {forget} {learn} END')
         conn.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
+        conn.execute(f"INSERT INTO {index} ({index}) VALUES ('optimize')")
 
 
 def narrowing(table: str, columns: Sequence[str], words: Sequence[str]) -> tuple[str, str] | None:
