@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "fb32d2a1c00e8f60b2a19675a80bd65653772a5be02a2c5cd00822ae8f10cbf2"
+DEFAULT_WORLD_HASH = "e8c6734a822d971b6353906fcc310ac44cc8e789c74c4eeac9c5cff1ebf22269"
 
 
 @pytest.mark.slow

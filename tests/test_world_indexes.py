@@ -1,5 +1,6 @@
-"""The generator's indexes (corecraft.world.generation.indexes) answer exactly what a scan of the records
-answers, on the records of the real default world, at every moment a record changes and in between."""
+"""The generator's indexes (corecraft.world.generation.indexes) answer what a scan of the records answers
+(the claim index: draws from exactly those orders), on the records of the real default world, at every
+moment a record changes and in between."""
 
 from __future__ import annotations
 
@@ -39,25 +40,33 @@ def _moments(times: list[datetime], now: datetime, spread: int = 400) -> list[da
     return [t for t in edges if t <= now] + [low + timedelta(seconds=rng.randint(0, span)) for _ in range(spread)]
 
 
-def test_claims_index_finds_every_order_the_scan_backs(generated: _Generator) -> None:
+def test_claims_index_draws_from_every_order_the_scan_backs(generated: _Generator) -> None:
+    """With draws enough for the whole window, the drawn orders the scan backs are exactly the scan's;
+    with few draws, a sample of them, each order once."""
     records = generated.slack_records()
     stories = list(records.stories.values())
     index = ClaimIndex(stories, generated.now)
     marks = [s.ship[k] for s in stories if s.ship for k in ("shipped_at", "delivered_at", "eta") if s.ship[k]]
     marks += [r["created_at"] for s in stories for r in s.refunds]
     moments = _moments(sorted(set(marks)), generated.now)[::25]
-    checked = 0
+    rng = random.Random(5)
+    checked = sampled = 0
     for name, claim in generated.seeds.fidelity.slack_claims.items():
         if claim.needs is None:
             continue
         for when in moments:
             scan = [s for s in stories if claim_backing(claim, when, s)]
-            indexed = [s for s in index.candidates(name, claim, when) if claim_backing(claim, when, s)]
-            assert indexed == scan, (name, when)
+            every = [s for s in index.drawn(name, claim, when, rng, len(stories)) if claim_backing(claim, when, s)]
+            assert sorted(map(id, every)) == sorted(map(id, scan)), (name, when)
+            few = index.drawn(name, claim, when, rng, 3)
+            assert len(few) == len({id(s) for s in few}) <= 3
+            assert {id(s) for s in few if claim_backing(claim, when, s)} <= {id(s) for s in scan}
             checked += len(scan)
-    assert checked > 1000  # the moments hit many backed claims, not only empty answers
+            sampled += len(few) < len([s for s in index.drawn(name, claim, when, rng, len(stories))])
+    assert checked > 1000 and sampled  # the moments hit many backed claims, and some windows were sampled
     with pytest.raises(ValueError, match="indexed up to"):
-        index.candidates("shipped", generated.seeds.fidelity.slack_claims["shipped"], generated.now + timedelta(days=1))
+        index.drawn("shipped", generated.seeds.fidelity.slack_claims["shipped"], generated.now + timedelta(days=1),
+                    rng, 3)
 
 
 def test_tickets_by_moment_and_topic_match_the_scan(generated: _Generator) -> None:

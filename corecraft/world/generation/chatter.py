@@ -32,6 +32,11 @@ from corecraft.world.fidelity import (
 from corecraft.world.generation.base import GeneratorBase
 from corecraft.world.generation.indexes import Arrivals, ClaimIndex
 
+LINE_FILLS = 12
+"""After this many fillings that gave only lines said before, a Slack message repeats the first of them."""
+CLAIM_DRAWS = 48
+"""How many orders that may bear out a Slack claim are drawn to pin it on (the message's own order first)."""
+
 
 @dataclass(frozen=True)
 class _SlackStory:
@@ -185,13 +190,18 @@ class ChatterMixin(GeneratorBase):
 
         A template without placeholders fills in as itself (or not at all) and draws nothing, so it is not
         filled when its line could not be the answer (said before, with a repeat already found; or new but
-        restating a rule): in a large world most lines were said before, and filling each again for every
-        message would make the build quadratic."""
+        restating a rule); and once :data:`LINE_FILLS` fillings found only lines said before, the first of
+        them is taken. In a large world most lines were said before, and filling every template again for
+        each message would make the build quadratic (the default world never needs more than 11)."""
         repeat = None
+        fills = 0
         for template, fill in lines:
+            if repeat is not None and fills >= LINE_FILLS:
+                break
             if "{" not in template and ((template in used and repeat is not None) or (
                     template not in used and rule_shape(template, self.seeds.fidelity) in rules_said)):
                 continue
+            fills += 1
             line = fill()
             if line is None or (line not in used and rule_shape(line, self.seeds.fidelity) in rules_said):
                 continue
@@ -238,9 +248,11 @@ class ChatterMixin(GeneratorBase):
             return self.filled(template, values, story, records, rng)
         if any(claim.needs is None for _, claim in claims):
             return None
-        backed = [s for s in records.claims.candidates(*claims[0], story.ts) if s.order["created_at"] <= story.ts
-                  and all(claim_backing(claim, story.ts, s) for _, claim in claims)]
-        backed.sort(key=lambda s: (s is not story.about, rng.random()))
+        def backs(s: OrderStory) -> bool:
+            return s.order["created_at"] <= story.ts and all(claim_backing(claim, story.ts, s) for _, claim in claims)
+
+        others = records.claims.drawn(*claims[0], story.ts, rng, CLAIM_DRAWS)
+        backed = [s for s in [story.about, *(s for s in others if s is not story.about)] if backs(s)]
         for about in backed[:12]:
             retold = _SlackStory(story.ts, about, records.payments.get(about.order["id"]))
             text = self.filled(template, {**values, **self.story_values(about, story.ts, [c for _, c in claims], records, rng)},

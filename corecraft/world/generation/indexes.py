@@ -2,13 +2,15 @@
 
 Text generation asks questions such as "the tickets written by this moment" or "the orders whose
 records bear out this Slack claim at this moment" once per message. Scanning every record for each
-answer makes the build quadratic in the world's size; these indexes are built once from the records
-and answer with exactly what the scan would have found, in the same order (the draws made from the
-answers, and so the world, stay the same).
+answer makes the build quadratic in the world's size; these indexes are built once from the records.
+:class:`Arrivals` answers with exactly what the scan would find, in the same order; :class:`ClaimIndex`
+draws a bounded random sample of the orders that may bear a claim out, since a Slack line needs one
+such order, not all of them.
 """
 
 from __future__ import annotations
 
+import random
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -63,8 +65,8 @@ def _claim_spans(claim: SlackClaim, story: OrderStory, horizon: datetime) -> lis
 class ClaimIndex:
     """For each Slack claim, the orders whose records could bear it out, by moment.
 
-    ``candidates`` returns a superset of the stories :func:`~corecraft.world.fidelity.claim_backing`
-    backs at a moment (no later than ``horizon``), in the stories' order; the caller still checks each."""
+    ``drawn`` returns stories whose claim spans cover a moment (no later than ``horizon``), a superset
+    of those :func:`~corecraft.world.fidelity.claim_backing` backs there; the caller still checks each."""
 
     def __init__(self, stories: Sequence[OrderStory], horizon: datetime) -> None:
         self._stories = list(stories)
@@ -79,11 +81,17 @@ class ClaimIndex:
             self._spans[name] = ([s for s, _, _ in spans], [(e, k) for _, e, k in spans], longest)
         return self._spans[name]
 
-    def candidates(self, name: str, claim: SlackClaim, when: datetime) -> list[OrderStory]:
-        """The stories that may back ``claim`` (named ``name``) at ``when``, in the stories' order."""
+    def drawn(self, name: str, claim: SlackClaim, when: datetime, rng: random.Random, tries: int) -> list[OrderStory]:
+        """Stories that may back ``claim`` (named ``name``) at ``when``, in random order: each of ``tries``
+        spans drawn from those that start early enough to cover ``when``, kept if it does. When no more
+        spans start in that window than ``tries``, that is every such story; in a larger world a sample,
+        so the cost of a claim does not grow with the orders of a day."""
         if when > self._horizon:
             raise ValueError(f"claims are indexed up to {self._horizon.isoformat()}, not {when.isoformat()}")
         starts, ends, longest = self._index(name, claim)
         low, high = bisect_left(starts, when - longest), bisect_right(starts, when)
-        positions = sorted({k for end, k in ends[low:high] if end >= when})
-        return [self._stories[k] for k in positions]
+        picked = rng.sample(range(low, high), min(tries, high - low))
+        out: list[OrderStory] = []
+        for k in dict.fromkeys(ends[p][1] for p in picked if ends[p][0] >= when):
+            out.append(self._stories[k])
+        return out
