@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "e8c6734a822d971b6353906fcc310ac44cc8e789c74c4eeac9c5cff1ebf22269"
+DEFAULT_WORLD_HASH = "41bba5bc2a3deb2bdcfca76308776bd9e8c36aa9880f485a775c56440ab2f7a2"
 
 
 @pytest.mark.slow

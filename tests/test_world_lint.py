@@ -55,6 +55,16 @@ def test_causal_references_flags_own_and_later_ids(world: World) -> None:
     assert {f.message.split(",")[0] for f in found} == {f"quotes its own id {first}", f"quotes {later}"}
 
 
+def test_causal_references_flags_a_ticket_about_a_build_saved_later(world: World) -> None:
+    ticket, created = pick(world, "causal_references", "SELECT id, created_at FROM supportticket ORDER BY id")
+    build, = one(world, "SELECT id FROM build ORDER BY id LIMIT 1")
+    later = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=3))
+    found = injected(world, "causal_references", ticket,
+                     ("UPDATE supportticket SET build_id = ? WHERE id = ?", (build, ticket)),
+                     ("UPDATE build SET created_at = ? WHERE id = ?", (later, build)))
+    assert len(found) == 1 and found[0].message.startswith(f"is about {build}, created ")
+
+
 def test_product_symptoms_flags_a_psu_with_bent_pins(world: World) -> None:
     ticket, = pick(world, "product_symptoms", "SELECT id FROM supportticket ORDER BY id")
     psu, = one(world, "SELECT name FROM product WHERE category = 'psu' ORDER BY id LIMIT 1")
@@ -273,6 +283,46 @@ def test_status_claims_flags_processing_after_it_shipped(world: World) -> None:
     assert len(found) == 1 and "an order not shipped" in found[0].message
 
 
+def test_status_claims_flags_arrived_today_days_later_and_a_late_parcel_on_time(world: World) -> None:
+    ticket, delivered = pick(world, "status_claims", "SELECT t.id, s.delivered_at FROM supportticket t JOIN shipment s "
+                             "ON s.order_id = t.order_id WHERE s.delivered_at IS NOT NULL ORDER BY t.id")
+    later = db.encode_datetime(db.decode_datetime(delivered, world.tz) + timedelta(days=4))
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET created_at = ?, updated_at = ?, body = ? WHERE id = ?",
+                      (later, later, "The parcel arrived today but the box was empty.", ticket)),
+                     ("UPDATE shipment SET eta = ? WHERE order_id = (SELECT order_id FROM supportticket WHERE id = ?)",
+                      (later, ticket)))
+    assert [f.message.split(" but ")[0] for f in found] == ["says 'arrived today' (arrived today)"]
+    world.conn.execute("UPDATE supportticket SET body = 'My parcel is 3 days late.' WHERE id = ?", (ticket,))
+    late = [f.message for f in lint(world) if f.check == "status_claims" and f.entity_id == ticket]
+    assert len(late) == 1 and late[0].startswith("says 'late' (late)")
+
+
+def test_status_claims_flags_a_parcel_not_received_after_its_return(world: World) -> None:
+    ticket, order, created = pick(world, "status_claims", "SELECT t.id, t.order_id, t.created_at FROM supportticket t "
+                                  "JOIN shipment s ON s.order_id = t.order_id WHERE t.type = 'return' "
+                                  "AND s.delivered_at < t.created_at ORDER BY t.id")
+    later = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=2))
+    world.conn.execute("INSERT INTO supportticket SELECT 'tick-999999-001', customer_id, order_id, build_id, "
+                       "'shipping', channel, priority, status, 'Where is my package', ?, assignee_id, ?, ? "
+                       "FROM supportticket WHERE id = ?", ("tracking says delivered but nothing here.", later, later,
+                                                           ticket))
+    found = [f.message for f in lint(world) if f.check == "status_claims" and f.entity_id == "tick-999999-001"]
+    assert found == ["says 'tracking says delivered' (tracking delivered) but the records show an order not returned "
+                     "at the time"], order
+
+
+def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
+    ticket, sku = pick(world, "ticket_counts", "SELECT t.id, p.sku FROM supportticket t JOIN orderline l "
+                       "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "
+                       "AND (SELECT count(*) FROM orderline k WHERE k.order_id = t.order_id) = 1 ORDER BY t.id")
+    found = injected(world, "ticket_counts", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"My order had three items. I ordered 2 of {sku} but only received 1.", ticket)))
+    assert [f.message for f in found] == ["says 'had three items'; the order has 1 line(s), 1 unit(s)",
+                                          f"says 'ordered 2 of {sku}'; the order has 1 of {sku}"]
+
+
 def test_spec_claims_flags_a_psu_the_build_does_not_have(world: World) -> None:
     ticket, psu = pick(world, "spec_claims", "SELECT t.id, p.name FROM supportticket t JOIN buildcomponent b "
                        "ON b.build_id = t.build_id JOIN product p ON p.id = b.product_id WHERE p.category = 'psu' "
@@ -334,6 +384,15 @@ def test_resolution_fit_flags_an_order_corrected_after_it_shipped(world: World) 
     assert len(found) == 1 and "had already shipped" in found[0].message
 
 
+def test_replacement_records_flags_a_replacement_no_order_records(world: World) -> None:
+    resolution, = pick(world, "replacement_records", "SELECT r.id FROM resolution r JOIN supportticket t "
+                       "ON t.id = r.ticket_id JOIN shipment s ON s.order_id = t.order_id "
+                       "WHERE s.delivered_at < r.created_at ORDER BY r.id")
+    found = injected(world, "replacement_records", resolution,
+                     ("UPDATE resolution SET outcome = 'replacement_sent' WHERE id = ?", (resolution,)))
+    assert len(found) == 1 and found[0].message.endswith("but no order at no charge records one")
+
+
 def test_duplicate_ticket_texts_flags_the_copy(world: World) -> None:
     first, second = [r[0] for r in world.conn.execute("SELECT id FROM supportticket ORDER BY created_at LIMIT 2")]
     found = injected(world, "duplicate_ticket_texts", second,
@@ -363,6 +422,31 @@ def test_slack_claims_flags_a_shipping_note_with_the_wrong_carrier(world: World)
     found = injected(world, "slack_claims", message,
                      ("UPDATE slackmessage SET text = ? WHERE id = ?", (right.replace(carrier, wrong), message)))
     assert [f.message for f in found] == [f"says shipped of {order} with {wrong}; the shipment says otherwise"]
+
+
+def test_slack_claims_flags_a_refund_claimed_by_someone_the_ledger_does_not_name(world: World) -> None:
+    message, = pick(world, "slack_claims", "SELECT id FROM slackmessage ORDER BY ts")
+    refund, order, amount, approver, created = one(
+        world, "SELECT r.id, p.order_id, r.amount, r.approved_by_id, r.created_at FROM refund r JOIN payment p "
+               "ON p.id = r.payment_id ORDER BY r.created_at LIMIT 1")
+    other, = one(world, "SELECT id FROM employee WHERE id != ? ORDER BY id LIMIT 1", approver)
+    posted = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(hours=2))
+    world.conn.execute("UPDATE slackmessage SET text = ?, ts = ?, author_id = ? WHERE id = ?",
+                       (f"Refund of ${amount:.2f} on {order} issued, customer notified.", posted, approver, message))
+    found = injected(world, "slack_claims", message,
+                     ("UPDATE slackmessage SET author_id = ? WHERE id = ?", (other, message)))
+    assert [f.message for f in found] == [f"says its author {other} made the refund issued on {order}; the ledger's "
+                                          f"{refund} was approved by {approver}"]
+
+
+def test_brand_categories_flags_a_storage_brand_motherboard(world: World) -> None:
+    ticket, = pick(world, "brand_categories", "SELECT id FROM supportticket ORDER BY id")
+    brand, made = one(world, "SELECT brand, group_concat(DISTINCT category) FROM product GROUP BY brand "
+                             "HAVING sum(category = 'motherboard') = 0 ORDER BY brand LIMIT 1")
+    found = injected(world, "brand_categories", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (f"I have a {brand} motherboard.", ticket)))
+    assert [f.message for f in found] == [f"speaks of a {brand} motherboard, but {brand} makes only "
+                                          f"{'/'.join(sorted(made.split(',')))}"]
 
 
 def test_slack_tickets_flags_a_topic_and_a_customer_the_ticket_lacks(world: World) -> None:

@@ -76,6 +76,8 @@ class SlackClaim(_Data):
     needs: ClaimEvent | None
     reasons: list[str] = []
     days: float = 0.0
+    by_author: bool = False
+    """The line says its author made the refund: the ledger's approver of the backing refund posts it."""
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -143,6 +145,20 @@ class Fidelity(_Data):
     """Shipping methods that do not reach some states, and the method orders there ship with instead."""
     prospective_product: str
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
+    category_words: dict[str, str]
+    """Words that name a product category (a regex per category): a brand written just before one makes it."""
+
+    def brand_category(self, text: str, brand: str) -> set[str]:
+        """The categories ``text`` names right after ``brand`` ("WD motherboard": motherboard)."""
+        return {category for category, words in self.category_words.items()
+                if re.search(rf"(?<!\w){re.escape(brand)}\s+(?:{words})\b", text)}
+
+    def brand_category_problems(self, text: str, brands: dict[str, set[str]]) -> list[str]:
+        """Sentences on every brand ``text`` names with a category it does not make (``brands``: brand -> the
+        categories it makes in the catalogue)."""
+        return [f"speaks of a {brand} {category}, but {brand} makes only {'/'.join(sorted(made))}"
+                for brand, made in sorted(brands.items()) for category in sorted(self.brand_category(text, brand))
+                if category not in made]
 
     def shipping_method(self, method: str, state: str) -> str:
         """The method an order to ``state`` ships with when ``method`` was chosen."""
@@ -182,6 +198,9 @@ class Fidelity(_Data):
         allowed: set[str] | None = None
         for _, symptom in self.symptoms_in(text):
             allowed = set(symptom.categories) if allowed is None else allowed & set(symptom.categories)
+        named = self.brand_category(text, "{brand}")
+        if named:
+            allowed = named if allowed is None else allowed & named
         return allowed
 
     def slack_categories(self, text: str) -> set[str] | None:
@@ -370,8 +389,14 @@ RECENT_ORDER_DAYS = 2.0
 """How old an order may be for its customer to say they 'just placed' it."""
 
 
-def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: Sequence[Row]) -> set[str]:
-    """The states (``status_claims``' words) ``order`` was in at ``when``."""
+RECENT_DELIVERY_DAYS = 2
+"""How many calendar days after delivery a customer may say the parcel 'just arrived'."""
+
+
+def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: Sequence[Row],
+                 earlier_tickets: Sequence[Row] = ()) -> set[str]:
+    """The states (``status_claims``' words) ``order`` was in at ``when`` (``earlier_tickets``: the tickets
+    about it written before then). Days are calendar days of the world's time zone, which every moment is in."""
     shipped = ship is not None and ship["shipped_at"] <= when
     delivered = ship is not None and shipped and ship["delivered_at"] is not None and ship["delivered_at"] <= when
     states = {"shipped" if shipped else "not_shipped", "delivered" if delivered else "not_delivered"}
@@ -379,6 +404,18 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
         states.add("in_transit")
     if ship is not None and delivered and ship["eta"] is not None and ship["delivered_at"] <= ship["eta"]:
         states.add("on_time")
+    if ship is not None and ship["eta"] is not None and shipped and (
+            ship["delivered_at"] if delivered else when).date() > ship["eta"].date():
+        states.add("late")
+    if ship is not None and delivered:
+        days = (when.date() - ship["delivered_at"].date()).days
+        states.add({0: "delivered_today", 1: "delivered_yesterday"}.get(days, "delivered_earlier"))
+        states.add("delivered_recently" if days <= RECENT_DELIVERY_DAYS else "delivered_a_while_ago")
+        if days >= 1:
+            states.add("delivered_before_today")
+    returned = any(x["lines"] for x in refunds_before) or any(
+        t["type"] == "return" and t["order_id"] == order["id"] and t["created_at"] < when for t in earlier_tickets)
+    states.add("returned" if returned else "not_returned")
     if order["status"] == "cancelled" and order["updated_at"] <= when:
         states.add("cancelled")
     if order["status"] == "backorder" and not shipped:
@@ -397,11 +434,11 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
 
 
 def status_problems(text: str, when: datetime, tier: str, order: Row | None, ship: Row | None,
-                    refunds_before: Sequence[Row], rules: Fidelity) -> list[str]:
+                    refunds_before: Sequence[Row], rules: Fidelity, earlier_tickets: Sequence[Row] = ()) -> list[str]:
     """Sentences on every claim in a ticket's ``text`` about its order's state, or about the customer's
-    loyalty ``tier``, that the records at ``when`` do not bear out."""
+    loyalty ``tier``, that the records at ``when`` (and the tickets written before it) do not bear out."""
     problems = []
-    states = order_states(when, order, ship, refunds_before) if order is not None else set()
+    states = order_states(when, order, ship, refunds_before, earlier_tickets) if order is not None else set()
     for name, claim in rules.status_claims.items():
         match = re.search(claim.pattern, text, re.IGNORECASE)
         if match is None:
@@ -415,6 +452,54 @@ def status_problems(text: str, when: datetime, tier: str, order: Row | None, shi
         if match.group(1).lower() != tier:
             problems.append(f"says {match.group(0)!r} but the customer's tier is {tier}")
     return problems
+
+
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+COUNT_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bhad (\w+) items\b"), "order_items"),
+    (re.compile(r"\bordered (\w+) of ([\w-]+)"), "sku_quantity"),
+)
+"""How many items a ticket says its order had (the order's lines or units), or how many of one SKU it ordered."""
+
+
+def _number(word: str) -> int | None:
+    return int(word) if word.isdigit() else NUMBER_WORDS.index(word.lower()) if word.lower() in NUMBER_WORDS else None
+
+
+def _counted(n: int) -> str:
+    return NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)
+
+
+def count_problems(text: str, items: Sequence[tuple[str, int]]) -> list[str]:
+    """Sentences on every count ``text`` gives of its order's items (``items``: each line's SKU and quantity)
+    that the order does not bear out."""
+    problems = []
+    for pattern, kind in COUNT_CLAIMS:
+        for match in pattern.finditer(text):
+            said = _number(match.group(1))
+            if kind == "order_items":
+                real = {len(items), sum(q for _, q in items)}
+                what = f"{len(items)} line(s), {sum(q for _, q in items)} unit(s)"
+            else:
+                real = {q for sku, q in items if sku == match.group(2)}
+                what = f"{'/'.join(str(q) for q in sorted(real)) or 'none'} of {match.group(2)}"
+            if said not in real:
+                problems.append(f"says {match.group(0)!r}; the order has {what}")
+    return problems
+
+
+def with_real_counts(text: str, items: Sequence[tuple[str, int]]) -> str:
+    """``text`` with every count it gives of its order's items replaced by the order's (where more than one:
+    a text about one item of several does not fit an order of one)."""
+    lines = len(items)
+    if lines > 1:
+        text = COUNT_CLAIMS[0][0].sub(lambda m: m.group(0).replace(m.group(1), _counted(lines), 1), text)
+
+    def quantity(match: re.Match[str]) -> str:
+        real = [q for sku, q in items if sku == match.group(2)]
+        return match.group(0).replace(match.group(1), str(real[0]), 1) if real and real[0] > 1 else match.group(0)
+
+    return COUNT_CLAIMS[1][0].sub(quantity, text)
 
 
 def spec_problems(text: str, held: Sequence[Row], rules: Fidelity) -> list[str]:
@@ -524,10 +609,11 @@ def claim_backing(claim: SlackClaim, when: datetime, story: OrderStory) -> Row |
     return ship if claim.needs is not None and backed[claim.needs] else None
 
 
-def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: Fidelity) -> list[str]:
+def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: Fidelity,
+                   author: str | None = None) -> list[str]:
     """Sentences on every claim ``text`` makes about ``story``'s order that its records do not bear out
-    (the event, or the carrier, warehouse, tracking number or amount quoted). A text naming no order
-    speaks in general and makes no such claim."""
+    (the event, or the carrier, warehouse, tracking number or amount quoted, or, posted by ``author``,
+    who made the refund). A text naming no order speaks in general and makes no such claim."""
     if story is None:
         return []
     problems = []
@@ -547,6 +633,9 @@ def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: F
         else:
             wrong_amounts = {a for a in DOLLARS.findall(text) if abs(float(a.replace(",", "")) - backing["amount"]) > 0.011}
             problems += [f"says ${a} for {order_id}; the refund is ${backing['amount']:.2f}" for a in sorted(wrong_amounts)]
+            if claim.by_author and author is not None and backing["approved_by_id"] != author:
+                problems.append(f"says its author {author} made the {label} on {order_id}; the ledger's "
+                                f"{backing['id']} was approved by {backing['approved_by_id']}")
     return problems
 
 

@@ -41,11 +41,12 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.builds()
         self.orders()
         self.tickets()
+        self.date_builds()
+        self.saved_builds()
         self.fill_ticket_text()
         self.outcomes()
         self.knowledge_base()
         self.slack()
-        self.date_builds()
         return self.rows
 
 

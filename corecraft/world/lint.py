@@ -29,6 +29,7 @@ from corecraft.world.fidelity import (
     assigned_warehouse,
     category_problems,
     claim_problems,
+    count_problems,
     days_past_window,
     distance_km,
     duration_problems,
@@ -193,8 +194,15 @@ def _with_datetimes(row: Row) -> Row:
 # -- the checks ---------------------------------------------------------------------------------
 def causal_references(r: Records) -> list[Finding]:
     """Every id quoted in text exists, is of a kind we know, dates from before the text, and is not
-    the text's own entity; a ticket quotes only its own customer's orders."""
+    the text's own entity; a ticket quotes only its own customer's orders, and the order and build it
+    is about were placed and saved before it was written."""
     found = []
+    for t in r.tickets.values():
+        for quoted in (t["order_id"], t["build_id"]):
+            dated = r.dated(quoted) if quoted else None
+            if dated is not None and dated > t["created_at"]:
+                found.append(Finding("causal_references", t["id"], f"is about {quoted}, created {dated:%Y-%m-%d} "
+                                     f"after the ticket ({t['created_at']:%Y-%m-%d})"))
     for entity_id, text, when, _ in r.texts():
         for quoted in dict.fromkeys(_QUOTED_ID.findall(text)):
             dated = r.dated(quoted)
@@ -496,10 +504,20 @@ def address_zips(r: Records) -> list[Finding]:
             if (problem := r.rules.address_problem(address)) is not None]
 def slack_claims(r: Records) -> list[Finding]:
     """What Slack says happened to a named order or parcel (``slack_claims``) its records bear out as of
-    the message: the event, its carrier, warehouse, tracking number and amount; events no record can
+    the message: the event, its carrier, warehouse, tracking number and amount, and who made a refund the
+    author says they made (the ledger's approver); events no record can
     hold (interceptions, splits, lost parcels, ...) are never pinned on an order."""
     return [Finding("slack_claims", msg["id"], problem) for msg in r.messages.values()
-            for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules)]
+            for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules, msg["author_id"])]
+
+
+def brand_categories(r: Records) -> list[Finding]:
+    """A brand named with a category in ticket or Slack text ("WD motherboard") makes that category in the
+    catalogue (``category_words``)."""
+    texts = [*((t["id"], f"{t['subject']}\n{t['body']}") for t in r.tickets.values()),
+             *((msg["id"], msg["text"]) for msg in r.messages.values())]
+    return [Finding("brand_categories", entity_id, problem) for entity_id, text in texts
+            for problem in r.rules.brand_category_problems(text, r.brands)]
 
 
 def slack_categories(r: Records) -> list[Finding]:
@@ -581,14 +599,16 @@ def handbook_steps(r: Records) -> list[Finding]:
 
 
 def status_claims(r: Records) -> list[Finding]:
-    """What a ticket says of its order's state (delivered, not shipped, one shipment, express...) and of
-    the customer's loyalty tier is what the records show when it was written (``status_claims``)."""
+    """What a ticket says of its order's state (delivered, arrived today, late, not received after a return,
+    not shipped, express...) and of the customer's loyalty tier is what the records show when it was
+    written (``status_claims``)."""
     found = []
     for t in r.tickets.values():
         order = r.orders.get(t["order_id"] or "")
         found += [Finding("status_claims", t["id"], problem) for problem in status_problems(
             f"{t['subject']}\n{t['body']}", t["created_at"], r.customers[t["customer_id"]]["loyalty_tier"], order,
-            r.shipment_of.get(t["order_id"] or ""), r.refunds_before(t["order_id"], t["created_at"]), r.rules)]
+            r.shipment_of.get(t["order_id"] or ""), r.refunds_before(t["order_id"], t["created_at"]), r.rules,
+            [x for x in r.tickets_of.get(t["order_id"] or "", []) if x["created_at"] < t["created_at"]])]
     return found
 
 
@@ -606,6 +626,17 @@ def ticket_references(r: Records) -> list[Finding]:
         for quoted in dict.fromkeys(re.findall(r"\btick-\d{6}-\d{3}\b", f"{t['subject']}\n{t['body']}")):
             if quoted in r.tickets and (problem := reference_problem(t, r.tickets[quoted])) is not None:
                 found.append(Finding("ticket_references", t["id"], f"speaks of {quoted} as earlier, but it is {problem}"))
+    return found
+
+
+def ticket_counts(r: Records) -> list[Finding]:
+    """Counts a ticket gives of its order ("had three items", "ordered 2 of <sku>") are the order's lines
+    or units."""
+    found = []
+    for t in r.tickets.values():
+        items = [(r.products[ln["product_id"]]["sku"], ln["quantity"]) for ln in r.lines.get(t["order_id"] or "", [])]
+        found += [Finding("ticket_counts", t["id"], problem)
+                  for problem in count_problems(f"{t['subject']}\n{t['body']}", items)]
     return found
 
 
@@ -689,6 +720,9 @@ def resolution_fit(r: Records) -> list[Finding]:
     return found
 
 
+PENDING_AS = {"no_action": ("no_action", "replacement_sent")}
+"""Outcomes recorded for remedies not yet carried out: a replacement approved ships once the return is logged,
+so until a replacement order exists it is recorded as ``no_action`` with the replacement's details."""
 SHIPPED_REPLACEMENT = re.compile(r"[Rr]eplacement (?:unit )?(?:has )?(?:shipped|been shipped|is on its way)")
 """Words of a resolution saying a replacement already left: no record (no replacement order) bears that out."""
 
@@ -700,13 +734,28 @@ def resolution_details(r: Records) -> list[Finding]:
     found = []
     for res in r.resolutions.values():
         t = r.tickets[res["ticket_id"]]
-        fitting = r.rules.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(res["outcome"])
-        if fitting is not None and fitting not in res["details"]:
+        details = r.rules.fit(t["type"], f"{t['subject']}\n{t['body']}").details
+        fitting = [details[k] for k in PENDING_AS.get(res["outcome"], (res["outcome"],)) if k in details]
+        if fitting and not any(f in res["details"] for f in fitting):
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
-                                 f"says {res['details']!r}, not what fits the issue: {fitting!r}"))
+                                 f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
         if SHIPPED_REPLACEMENT.search(res["details"]):
             found.append(Finding("resolution_details", res["id"], "says a replacement shipped, but no order "
                                  "records a replacement"))
+    return found
+
+
+def replacement_records(r: Records) -> list[Finding]:
+    """A ``replacement_sent`` resolution has its replacement: an order at no charge for the ticket's customer,
+    placed after the ticket."""
+    found = []
+    for res in r.resolutions.values():
+        t = r.tickets[res["ticket_id"]]
+        if res["outcome"] == "replacement_sent" and not any(
+                o["customer_id"] == t["customer_id"] and o["total"] < CENT and o["created_at"] >= t["created_at"]
+                for o in r.orders.values()):
+            found.append(Finding("replacement_records", res["id"], f"sends {t['customer_id']} a replacement for "
+                                 f"{t['id']}, but no order at no charge records one"))
     return found
 
 
@@ -720,8 +769,9 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     shipment_exceptions, shipment_origins, shipment_hub_repeats, price_change_moments,
     order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
-    spec_claims, ticket_references, refund_line_fit,
-    escalation_fit, resolution_fit, resolution_details, duplicate_ticket_texts, slack_claims, slack_tickets, slack_categories,
+    spec_claims, ticket_references, ticket_counts, refund_line_fit,
+    escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
+    slack_tickets, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -58,6 +58,8 @@ class Phrases(_Seed):
     slack: dict[str, list[str]]
     slack_reserve: dict[str, list[str]] = {}
     """More lines per channel, drawn only when a message's own line would repeat an earlier text."""
+    ticket_reserve: dict[str, list[TicketPhrase]] = {}
+    """More phrases per ticket type, tried only when none of the type's own phrases fits a ticket's records."""
     channels: dict[str, str]
 
 

@@ -45,6 +45,8 @@ class _SlackStory:
     ts: datetime
     about: OrderStory
     payment: dict[str, Any] | None
+    authors: frozenset[str] = frozenset()
+    """Who may post it: a line saying its author made a refund is told of a refund one of them approved."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,8 @@ class ChatterMixin(GeneratorBase):
                 values["ticket_id"] = self.rng.choice(self.rows[m.SupportTicket])["id"]
             name = channel["name"][1:]
             drawn = self.rng.choice(bank.slack[name])
-            story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]))
+            authors = frozenset(channel["members"]) - ({actor} if channel in work else set())
+            story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]), authors)
             rng = self.local_rng("slack", str(n))
             pool = bank.slack[name] + bank.slack_reserve.get(name, [])
             spare = [line for lines in bank.slack_reserve.values() for line in lines if "{" not in line]
@@ -157,6 +160,7 @@ class ChatterMixin(GeneratorBase):
             author = self.rng.choice(channel["members"])
             if author == actor and channel in work:
                 author = rng.choice([e for e in channel["members"] if e != actor])
+            author = self.refund_maker(text, ts, records) or author
             messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
                              "text": text, "ts": ts, "reactions": self.reactions(), "thread_parent_id": None})
         director = next(e for e in self.rows[m.Employee] if e["department"] == "leadership")
@@ -249,16 +253,30 @@ class ChatterMixin(GeneratorBase):
         if any(claim.needs is None for _, claim in claims):
             return None
         def backs(s: OrderStory) -> bool:
-            return s.order["created_at"] <= story.ts and all(claim_backing(claim, story.ts, s) for _, claim in claims)
+            return s.order["created_at"] <= story.ts and all(
+                (b := claim_backing(claim, story.ts, s)) and (not claim.by_author or b["approved_by_id"] in story.authors)
+                for _, claim in claims)
 
         others = records.claims.drawn(*claims[0], story.ts, rng, CLAIM_DRAWS)
         backed = [s for s in [story.about, *(s for s in others if s is not story.about)] if backs(s)]
         for about in backed[:12]:
-            retold = _SlackStory(story.ts, about, records.payments.get(about.order["id"]))
+            retold = _SlackStory(story.ts, about, records.payments.get(about.order["id"]), story.authors)
             text = self.filled(template, {**values, **self.story_values(about, story.ts, [c for _, c in claims], records, rng)},
                                retold, records, rng)
             if text:
                 return text
+        return None
+
+    def refund_maker(self, text: str, ts: datetime, records: _SlackRecords) -> str | None:
+        """Who made the refund a line says its author made (``by_author`` claims): the ledger's approver, or
+        None when the line makes no such claim."""
+        order_id = next(iter(re.findall(r"\bord-\d{6}-\d{3}\b", text)), None)
+        if order_id is None:
+            return None
+        for _, claim in self.seeds.fidelity.claims_in(text):
+            backing = claim_backing(claim, ts, records.stories[order_id]) if claim.by_author else None
+            if backing is not None:
+                return str(backing["approved_by_id"])
         return None
 
     def story_values(self, about: OrderStory, ts: datetime, claims: list[SlackClaim], records: _SlackRecords,

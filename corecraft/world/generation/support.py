@@ -13,6 +13,7 @@ from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
     RETURN_FOLLOW_UP,
+    count_problems,
     days_past_window,
     duration_problems,
     measure,
@@ -20,6 +21,7 @@ from corecraft.world.fidelity import (
     reference_problem,
     status_problems,
     symptom_problems,
+    with_real_counts,
     with_real_specs,
 )
 from corecraft.world.generation.base import TICKET_CHANNELS, TYPE_DEPARTMENT, GeneratorBase, money
@@ -40,6 +42,8 @@ class _TicketStory:
     """The customer's parts the ticket is about: its order's lines and its build's parts."""
     own_orders: list[dict[str, Any]]
     earlier_tickets: list[dict[str, Any]]
+    items: list[tuple[str, int]] = field(default_factory=list)
+    """The order's lines as (SKU, quantity)."""
     refunds_before: list[dict[str, Any]] = field(default_factory=list)
     excluded: set[str] = field(default_factory=set)
     """Products the text may not name (already returned and refunded)."""
@@ -104,6 +108,17 @@ class SupportMixin(GeneratorBase):
         self.dated_ids(tickets, "tick", "created_at")
         self.rows[m.SupportTicket] = tickets
 
+    def saved_builds(self) -> None:
+        """A ticket is about a build its customer had saved by then: a build dated later (its parts came out
+        after the ticket) gives way to the customer's latest build saved before the ticket, if any."""
+        builds = {b["id"]: b for b in self.rows[m.Build]}
+        for t in self.rows[m.SupportTicket]:
+            build = builds.get(t["build_id"] or "")
+            if build is not None and build["created_at"] > t["created_at"]:
+                saved = [b for b in builds.values() if b["customer_id"] == t["customer_id"]
+                         and b["created_at"] <= t["created_at"]]
+                t["build_id"] = max(saved, key=lambda b: (b["created_at"], b["id"]))["id"] if saved else None
+
     def ticket(self, n: int, kind: str, customer: dict[str, Any], order: dict[str, Any] | None,
                build_id: str | None, created: datetime, staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         age = self.now - created
@@ -164,7 +179,9 @@ class SupportMixin(GeneratorBase):
             held = lines + [p for b in builds if b for p in parts_of[b]]
             story = _TicketStory(t, customer, order, ship, payments.get(t["order_id"] or ""), lines, held,
                                  [o for o in orders_of[t["customer_id"]] if o["created_at"] < t["created_at"]],
-                                 earlier_tickets[t["customer_id"]])
+                                 earlier_tickets[t["customer_id"]],
+                                 [(products[ln["product_id"]]["sku"], ln["quantity"])
+                                  for ln in lines_by_order.get(t["order_id"] or "", [])])
             t["_text"] = (drawn, story, product, values)
             self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-text", t["id"]),
                                    ships, product, first=drawn)
@@ -178,7 +195,8 @@ class SupportMixin(GeneratorBase):
         drawn, story, _, values = t["_text"]
         old = t.get("body")
         self.ticket_bodies.discard(old or "")
-        for phrase in ([first] if first else []) + rng.sample(pool, len(pool)):
+        reserve = self.seeds.phrases.ticket_reserve.get(t["type"], [])
+        for phrase in ([first] if first else []) + rng.sample(pool, len(pool)) + reserve:
             text = self.ticket_text(phrase, story, product, {**values, **(extra or {})}, rng, ships, fixed)
             if text is not None:
                 t["subject"], t["body"], t["_named"] = text.subject, text.body, text.named
@@ -248,7 +266,7 @@ class SupportMixin(GeneratorBase):
                 values["days"] = max(1, round(actual * 5 / 7 if "business" in pattern.pattern else actual))
             elif actual is not None:
                 values["date"] = actual.isoformat()
-        text = with_real_specs(template.format(**values), story.held, rules)
+        text = with_real_counts(with_real_specs(template.format(**values), story.held, rules), story.items)
         named = [product] if names_product else []
         held = {p["category"] for p in story.lines if p["id"] not in excluded} if story.order else None
         delivered = story.ship is not None and story.ship["delivered_at"] is not None \
@@ -257,7 +275,8 @@ class SupportMixin(GeneratorBase):
         if body in self.ticket_bodies or symptom_problems(text, named, held, rules) \
                 or (story.order and DELIVERY_CLAIM.search(text) and not delivered) \
                 or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
-                                   story.refunds_before, rules) \
+                                   story.refunds_before, rules, story.earlier_tickets) \
+                or count_problems(text, story.items) \
                 or duration_problems(text, t["created_at"], self.tz, story.order, story.ship, story.payment, []):
             return None
         return _TicketText(subject, body, product["id"] if names_product else None)
@@ -315,8 +334,9 @@ class SupportMixin(GeneratorBase):
                     payment["status"] = "refunded" if full else "partially_refunded"
                     order["status"] = "refunded" if full else "partially_refunded"
                     order["updated_at"] = max(order["updated_at"], refund["created_at"])
-                resolutions.append({
-                    "_order": n, "ticket_id": t["id"], "outcome": outcome, "resolved_by_id": resolver["id"],
+                resolutions.append({  # a replacement ships once the return is logged: none is sent yet
+                    "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],
+                    "outcome": "no_action" if outcome == "replacement_sent" else outcome,
                     "refund": refund, "created_at": t["updated_at"], "_details": self.details(
                         t, outcome, refund, products[t["_named"]]["category"] if t["_named"] else None),
                 })
