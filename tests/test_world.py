@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "41bba5bc2a3deb2bdcfca76308776bd9e8c36aa9880f485a775c56440ab2f7a2"
+DEFAULT_WORLD_HASH = "3bd3c980d5be39dd2cc61fba26e5244c9ddb99934f84430c890d52db8ffceecc"
 
 
 @pytest.mark.slow
