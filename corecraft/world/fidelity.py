@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -31,7 +31,7 @@ class Symptom(_Data):
     case_sensitive: bool = False
     about_order: bool = False
 
-    @property
+    @cached_property
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern, 0 if self.case_sensitive else re.IGNORECASE)
 
@@ -79,7 +79,7 @@ class SlackClaim(_Data):
     by_author: bool = False
     """The line says its author made the refund: the ledger's approver of the backing refund posts it."""
 
-    @property
+    @cached_property
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern)
 
