@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
-from functools import cached_property, partial
+from functools import cached_property, lru_cache, partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -189,9 +189,18 @@ class Fidelity(_Data):
         low, high = rng.choice(self.zip_prefixes[state])
         return f"{rng.randint(low, high):03d}{rng.randint(0, 99):02d}"
 
+    @cached_property
+    def symptom_finder(self) -> Callable[[str], tuple[tuple[str, Symptom], ...]]:
+        """:meth:`symptoms_in`, remembered for the texts seen lately (a generated text is checked several
+        times, and a large world repeats its texts)."""
+        @lru_cache(maxsize=1 << 14)
+        def find(text: str) -> tuple[tuple[str, Symptom], ...]:
+            return tuple((name, s) for name, s in self.symptoms.items() if s.regex.search(text))
+        return find
+
     def symptoms_in(self, text: str) -> list[tuple[str, Symptom]]:
         """The symptom families ``text`` describes."""
-        return [(name, s) for name, s in self.symptoms.items() if s.regex.search(text)]
+        return list(self.symptom_finder(text))
 
     def allowed_categories(self, text: str) -> set[str] | None:
         """Product categories ``text`` may name (None: any)."""
