@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "fb32d2a1c00e8f60b2a19675a80bd65653772a5be02a2c5cd00822ae8f10cbf2"
+DEFAULT_WORLD_HASH = "94cf385c17c8cc388bc284aef13feeea2063a2a3ba81addd20297e84047d99a5"
 
 
 @pytest.mark.slow
