@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "94cf385c17c8cc388bc284aef13feeea2063a2a3ba81addd20297e84047d99a5"
+DEFAULT_WORLD_HASH = "5a652b46fdf81af68bfcf7b9ec0dbe1e377a9df964c66a01e398baacc368c402"
 
 
 @pytest.mark.slow
