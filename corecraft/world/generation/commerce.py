@@ -184,10 +184,12 @@ class CommerceMixin(GeneratorBase):
                     start = max(start, spells[-1][1] + step) if spells else start
                     end = max(start + timedelta(days=rng.randint(step.days, 3 * step.days)), day + timedelta(days=1))
                     dearer = self.shelf_price(product["price"], line["_dearer"])
-                spell = (start, min(end, latest), dearer)
-                if spell[1] - spell[0] < step or when >= spell[1]:
-                    continue  # a spell still running now would be today's price: none
-                spells[len(spells) - ran_on:] = [spell]
+                end = min(end, latest)  # a spell still running now would be today's price: it ended by today
+                if not ran_on:
+                    start = min(start, end - step)
+                if end - start < step or when >= end or (not ran_on and spells and start < spells[-1][1] + step):
+                    continue  # no spell fits: the sale was at the listed price
+                spells[len(spells) - ran_on:] = [(start, end, dearer)]
             moments = [sale for sale, _ in sold]
             spells = [(self.off_sales(start, moments), self.off_sales(end, moments), dearer)
                       for start, end, dearer in spells]
@@ -292,6 +294,8 @@ class CommerceMixin(GeneratorBase):
         shipped = label + timedelta(hours=4)
         if not is_business_day(shipped.date(), holidays):  # no collection on weekends and carrier holidays
             shipped = add_business_days(shipped, 1, holidays).replace(hour=7, minute=30)
+        elif shipped.hour < 7:  # nor before the morning round
+            shipped = shipped.replace(hour=7, minute=30)
         # The parcel travels as drawn; a service that stood in for one that does not reach the state
         # has its own ETA (a later one: the parcel is simply early, or no longer late).
         _, arrive = timeline(shipped, holidays, drawn_sla)
