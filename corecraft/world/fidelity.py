@@ -139,6 +139,8 @@ class Fidelity(_Data):
     """The cents a shelf price ends in (a past price too)."""
     price_step_days: int
     """The fewest days a past price holds before the next change."""
+    repeat_order_days: int
+    """The fewest days between two orders of one customer sharing most of a full set of parts (a saved build)."""
     undoable_steps: dict[str, str]
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
     kb_edits: dict[str, KbEdit]

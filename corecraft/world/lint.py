@@ -413,15 +413,14 @@ def price_steps(r: Records) -> list[Finding]:
     return found
 
 
-REPEAT_ORDER_DAYS = 90
 REPEAT_ORDER_LINES = 3
-"""Two orders of one customer placed within ``REPEAT_ORDER_DAYS`` of each other may not share
+"""Two orders of one customer placed within ``repeat_order_days`` of each other may not share
 ``REPEAT_ORDER_LINES`` or more products making three quarters of the smaller order: nobody buys the same PC
 twice in a season."""
 
 
 def repeat_orders(r: Records) -> list[Finding]:
-    """A customer does not order (nearly) the same full set of parts again within ``REPEAT_ORDER_DAYS``."""
+    """A customer does not order (nearly) the same full set of parts again within ``repeat_order_days``."""
     by_customer: dict[str, list[Row]] = {}
     for order in sorted(r.orders.values(), key=lambda o: (o["created_at"], o["id"])):
         by_customer.setdefault(order["customer_id"], []).append(order)
@@ -433,7 +432,7 @@ def repeat_orders(r: Records) -> list[Finding]:
                 before = {ln["product_id"] for ln in r.lines.get(earlier["id"], [])}
                 shared = len(parts & before)
                 if shared >= REPEAT_ORDER_LINES and shared * 4 >= 3 * min(len(parts), len(before)) \
-                        and order["created_at"] - earlier["created_at"] <= timedelta(days=REPEAT_ORDER_DAYS):
+                        and order["created_at"] - earlier["created_at"] <= timedelta(days=r.rules.repeat_order_days):
                     days = (order["created_at"] - earlier["created_at"]).days
                     found.append(Finding("repeat_orders", order["id"], f"repeats {shared} of the {len(before)} "
                                          f"products of {earlier['id']}, ordered {days} days before by the same customer"))

@@ -45,18 +45,14 @@ class CommerceMixin(GeneratorBase):
         # A long tail: a few customers order often, many once.
         cust_weights = list(accumulate(1 + (i % 7 == 0) * 4 + (i % 3 == 0) for i in range(len(customers))))
         orders, lines = [], []
-        ordered_builds: set[str] = set()
         for n in range(self.recipe.counts.orders):
             customer = self.rng.choices(customers, cum_weights=cust_weights)[0]
             low = max(customer["created_at"], self.start)
             created = self.between(low, self.now - timedelta(hours=1))
-            build_id, again = None, False
+            build_id = None
             if builds_by_customer.get(customer["id"]) and self.rng.random() < 0.5:
                 build_id = self.rng.choice(builds_by_customer[customer["id"]])
-                again = build_id in ordered_builds
-                if not again:
-                    ordered_builds.add(build_id)
-                    parts_by_build[build_id] = self.working(parts_by_build[build_id], by_id, created)
+                parts_by_build[build_id] = self.working(parts_by_build[build_id], by_id, created)
                 items = [(pid, 1) for pid in parts_by_build[build_id]]
             else:
                 count = self.rng.choices([1, 2, 3, 4], weights=[50, 30, 14, 6])[0]
@@ -69,10 +65,6 @@ class CommerceMixin(GeneratorBase):
                 # Sold while the product was dearer (a spell of ``price_spells``), by this much.
                 dearer = self.rng.uniform(1.05, 1.15) if self.rng.random() < 0.05 else None
                 order_lines.append({"product_id": pid, "quantity": qty, "unit_price": price[pid], "_dearer": dearer})
-            if again:  # they have that PC already (its lines drawn all the same): this order adds a part to it
-                add_on = self.add_on(products, created, str(n))
-                order_lines, build_id = [{"product_id": add_on, "quantity": 1, "unit_price": price[add_on],
-                                          "_dearer": None}], None
             drawn = self.pick(self.recipe.shipping_methods)
             address = self.rng.choice(customer["addresses"])
             method = self.seeds.fidelity.shipping_method(drawn, address["state"])  # a service that reaches it
@@ -82,6 +74,7 @@ class CommerceMixin(GeneratorBase):
                 "created_at": created, "updated_at": created, "_lines": order_lines, "_tier": customer["loyalty_tier"],
             }
             orders.append(order)
+        self.one_build_a_season(orders, products)
         self.price_spells(orders)
         for order in orders:
             subtotal = money(sum(ln["unit_price"] * ln["quantity"] for ln in order["_lines"]))
@@ -99,6 +92,23 @@ class CommerceMixin(GeneratorBase):
         self.rows[m.Order] = orders
         self.rows[m.OrderLine] = lines
         self.fulfil()
+
+    def one_build_a_season(self, orders: list[dict[str, Any]], products: list[dict[str, Any]]) -> None:
+        """A customer orders a saved build once a season (``repeat_order_days``): an order of the same build
+        sooner after the last one adds a part to that PC instead (its lines were drawn all the same)."""
+        window = timedelta(days=self.seeds.fidelity.repeat_order_days)
+        last: dict[str, datetime] = {}
+        for order in sorted(orders, key=lambda o: (o["created_at"], o["_order"])):
+            build_id = order["build_id"]
+            if build_id is None:
+                continue
+            if build_id in last and order["created_at"] - last[build_id] <= window:
+                add_on = self.add_on(products, order["created_at"], str(order["_order"]))
+                price = next(p["price"] for p in products if p["id"] == add_on)
+                order["_lines"] = [{"product_id": add_on, "quantity": 1, "unit_price": price, "_dearer": None}]
+                order["build_id"] = None
+            else:
+                last[build_id] = order["created_at"]
 
     def add_on(self, products: list[dict[str, Any]], when: datetime, key: str) -> str:
         """A part a customer adds to a PC they already ordered (more storage, memory or cooling) that was out
