@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5a652b46fdf81af68bfcf7b9ec0dbe1e377a9df964c66a01e398baacc368c402"
+DEFAULT_WORLD_HASH = "decbb2be1c40c5d807e54cd67fd55b2f00b6f58d17d7f45cd1afe10d795ee235"
 
 
 @pytest.mark.slow
