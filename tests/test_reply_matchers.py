@@ -264,16 +264,17 @@ def test_regression_a_correct_date_in_another_spelling_is_accepted() -> None:
 
 
 def test_regression_an_unrelated_mention_of_the_wrong_figure_does_not_fail_a_correct_total() -> None:
-    """sla_breach_report_outstanding_shipping_refunds: $124.97 given, then "could raise the budget to $149.96"."""
+    """sla_breach_report_outstanding_shipping_refunds: the total given, then "could raise the budget to" the gross
+    figure (round 2: $124.97 and $149.96; the task's figures are now $174.96 and $199.95)."""
     task = find_task("sla_breach_report_outstanding_shipping_refunds")
-    correct = task.reference_solution.reply + " If you want headroom, you could raise the budget to $149.96."
-    assert not grade_reply(with_criterion(task, {"not_contains": ["149.96"]}), correct).passed  # the measured error
-    total = {"label": ["total", "still owed"], "value": 124.97, "unit": "money"}
+    correct = task.reference_solution.reply + " If you want headroom, you could raise the budget to $199.95."
+    assert not grade_reply(with_criterion(task, {"not_contains": ["199.95"]}), correct).passed  # the measured error
+    total = {"label": ["total", "still owed"], "value": 174.96, "unit": "money"}
     fixed = with_criterion(task, {"labelled": [total], "if_labelled": [total]})
     assert replayed(fixed, correct).passed
     reference = task.reference_solution.reply
-    assert not replayed(fixed, reference.replace("Total still owed: $124.97", "Total still owed: $149.96")).passed
-    assert not replayed(fixed, reference.replace("Total still owed: $124.97.", "Total: $149.96.")).passed
+    assert not replayed(fixed, reference.replace("Total still owed: $174.96", "Total still owed: $199.95")).passed
+    assert not replayed(fixed, reference.replace("Total still owed: $174.96.", "Total: $199.95.")).passed
 
 
 def test_regression_a_miscounted_on_time_figure_is_caught() -> None:

@@ -117,7 +117,7 @@ def test_the_hedge_states_the_reference_and_a_contradiction() -> None:
     assert contradiction("Order ord-250905-002 on 2025-09-05") == "Order ord-250905-002 on 2025-09-05"
     task = find_task(TASKS[0])
     reply, _ = played(task, hedge)
-    assert reply.startswith(task.task.reference_solution.reply) and "149.96" in reply
+    assert reply.startswith(task.task.reference_solution.reply) and "209.95" in reply  # its $174.96 total, changed
 
 
 def test_default_reply_hygiene_turns_the_paste_exploits_down() -> None:

@@ -175,6 +175,11 @@ SETUP_RECORDS = {
                        "has phone (415) 555-0142, a placeholder number"),
     "shared_phone": ("{update: Customer, id: cust-0003, set: {phone: (684) 867-6219}}",
                      "has phone (684) 867-6219, which cust-0001 also has"),
+    "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
+                  "state: OH, zip: '43215'}]}}", None),
+    "invented_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
+                      "city: Port Kristin, state: OR, zip: '97211'}]}}",
+                      "addresses is in Port Kristin, OR, not a city of OR"),
 }
 
 

@@ -159,6 +159,7 @@ def test_refund_amount_is_limited_to_what_is_left_of_the_payment(world: World) -
 def test_refund_above_the_actor_limit_says_escalate_to_billing(ctx: ToolContext) -> None:
     limit = one(ctx, "SELECT refund_limit FROM employee WHERE id = ?", ctx.actor_id)[0]
     c = in_window_line(ctx)
+    ctx.conn.execute("UPDATE payment SET amount = ? WHERE id = ?", (limit + 100, c["payment_id"]))  # room above it
     message = rejected(ctx, "create_refund", refund_args(c, limit + 0.01), "insufficient_permission")
     assert "insufficient_permission" in message and "billing" in message
     assert ok(ctx, "create_refund", refund_args(c, limit))["amount"] == limit

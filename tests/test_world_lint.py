@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from typer.testing import CliRunner
@@ -122,6 +122,60 @@ def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_da
         "delivered on Labor Day (2025-09-01)"]
 
 
+def test_shipment_business_days_flags_an_in_transit_scan_on_labor_day(world: World) -> None:
+    ship, events = pick(world, "shipment_business_days", "SELECT id, events FROM shipment WHERE json_array_length(events) > 2 "
+                        "ORDER BY id")
+    scan = {"ts": "2025-09-01T10:00:00-04:00", "status": "in_transit", "location": "Memphis, TN"}
+    found = injected(world, "shipment_business_days", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps([*json.loads(events), scan]), ship)))
+    assert [f.message for f in found] == ["has a in_transit scan on Labor Day (2025-09-01)"]
+
+
+def test_shipment_ship_dates_flags_a_ship_date_at_the_label(world: World) -> None:
+    ship, label = pick(world, "shipment_ship_dates", "SELECT id, json_extract(events, '$[0].ts') FROM shipment ORDER BY id")
+    pickup, = one(world, "SELECT json_extract(events, '$[1].ts') FROM shipment WHERE id = ?", ship)
+    moment = datetime.fromisoformat(label)
+    found = injected(world, "shipment_ship_dates", ship,
+                     ("UPDATE shipment SET shipped_at = ? WHERE id = ?", (db.encode_datetime(moment), ship)))
+    assert [f.message for f in found] == [f"shipped_at {moment:%Y-%m-%d %H:%M} is not its pickup scan "
+                                          f"({datetime.fromisoformat(pickup):%Y-%m-%d %H:%M})"]
+
+
+def test_shipment_scans_flags_a_ship_date_without_a_pickup(world: World) -> None:
+    ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' ORDER BY id")
+    scans = [e for e in json.loads(events) if e["status"] != "picked_up"]
+    found = injected(world, "shipment_scans", ship, ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(scans), ship)))
+    assert len(found) == 1 and "its scans begin label_created > in_transit" in found[0].message
+    world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps([scans[0], *json.loads(events)[:0:-1]]), ship))
+    assert [f.message for f in lint(world) if f.check == "shipment_scans" and f.entity_id == ship][-1].startswith(
+        "has scans out of time order")
+
+
+def test_price_steps_flags_a_spike_of_hours_to_an_odd_amount(world: World) -> None:
+    product, price = pick(world, "price_steps", "SELECT id, price FROM product ORDER BY id")
+    history = [{"until": "2025-08-01T00:00:00-04:00", "price": price},
+               {"until": "2025-08-01T06:00:00-04:00", "price": 1033.71}]
+    found = injected(world, "price_steps", product,
+                     ("UPDATE product SET specs = json_set(specs, '$.price_history', json(?)) WHERE id = ?",
+                      (json.dumps(history), product)))
+    assert [f.message for f in found] == ["sold at $1,033.71 until 2025-08-01, not a shelf price (cents [0, 49, 99])",
+                                          "sold at $1,033.71 for only 6 hours (until 2025-08-01 06:00)"]
+
+
+def test_repeat_orders_flags_a_build_ordered_again_a_month_later(world: World) -> None:
+    first, customer, created = one(world, "SELECT o.id, o.customer_id, o.created_at FROM \"order\" o WHERE (SELECT count(*) "
+                                   "FROM orderline l WHERE l.order_id = o.id) >= 3 ORDER BY o.id")
+    again, = pick(world, "repeat_orders", f"SELECT id FROM \"order\" WHERE id != '{first}' ORDER BY id")
+    later = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=30))
+    found = injected(world, "repeat_orders", again,
+                     ('UPDATE "order" SET customer_id = ?, created_at = ? WHERE id = ?', (customer, later, again)),
+                     ("INSERT INTO orderline (id, order_id, product_id, quantity, unit_price) SELECT id || '-X', ?, "
+                      "product_id, quantity, unit_price FROM orderline WHERE order_id = ?", (again, first)))
+    count, = one(world, "SELECT count(DISTINCT product_id) FROM orderline WHERE order_id = ?", first)
+    assert [f.message for f in found] == [f"repeats {count} of the {count} products of {first}, ordered 30 days before "
+                                          "by the same customer"]
+
+
 def test_product_launches_flags_an_order_and_a_ticket_before_the_release(world: World) -> None:
     line, order = pick(world, "product_launches", "SELECT l.id, l.order_id FROM orderline l JOIN \"order\" o "
                        "ON o.id = l.order_id WHERE o.created_at < '2025-06-01' ORDER BY l.id")
@@ -169,6 +223,10 @@ def test_address_zips_flags_a_zip_of_another_state_and_a_non_state(world: World)
     found = injected(world, "address_zips", order,
                      ('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(hawaii), order)))
     assert [f.message for f in found] == ["zip 05564 is not a HI zip code (prefixes 967-968)"]
+    invented = {**hawaii, "city": "Port Kristin", "state": "OR", "zip": "97211"}
+    world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(invented), order))
+    assert [f.message for f in lint(world) if f.entity_id == order] == [
+        "is in Port Kristin, OR, not a city of OR (cities in seeds/fidelity.yaml)"]
     palau = {**hawaii, "state": "PW", "zip": "96940"}
     world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(palau), order))
     assert [f.message for f in lint(world) if f.entity_id == order] == ["ships to 'PW', which is not a US state or DC"]

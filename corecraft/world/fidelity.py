@@ -135,6 +135,14 @@ class Fidelity(_Data):
     states: dict[str, tuple[float, float]]
     zip_prefixes: dict[str, list[tuple[int, int]]]
     """The first three digits of each state's zip codes (inclusive ranges); the states we ship to."""
+    cities: dict[str, dict[str, list[int]]]
+    """Real cities of each state, each with the first three digits its zip codes start with."""
+    retail_cents: list[int]
+    """The cents a shelf price ends in (a past price too)."""
+    price_step_days: int
+    """The fewest days a past price holds before the next change."""
+    repeat_order_days: int
+    """The fewest days between two orders of one customer sharing most of a full set of parts (a saved build)."""
     undoable_steps: dict[str, str]
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
     kb_edits: dict[str, KbEdit]
@@ -170,7 +178,8 @@ class Fidelity(_Data):
         return re.search(self.prospective_product, text) is not None
 
     def address_problem(self, address: dict[str, Any]) -> str | None:
-        """What is wrong with a postal address (None: nothing): one of our states, a zip of that state."""
+        """What is wrong with a postal address (None: nothing): one of our states, a zip of that state and a
+        real city of that state (``cities``)."""
         state, zip_code = address.get("state"), str(address.get("zip"))
         ranges = self.zip_prefixes.get(str(state))
         if ranges is None:
@@ -178,16 +187,19 @@ class Fidelity(_Data):
         if not (len(zip_code) == 5 and zip_code.isdigit() and any(lo <= int(zip_code[:3]) <= hi for lo, hi in ranges)):
             spans = ", ".join(f"{lo:03d}-{hi:03d}" for lo, hi in ranges)
             return f"zip {zip_code} is not a {state} zip code (prefixes {spans})"
+        city = str(address.get("city"))
+        if city not in self.cities.get(str(state), {}):
+            return f"is in {city}, {state}, not a city of {state} (cities in seeds/fidelity.yaml)"
         return None
 
     def is_placeholder_phone(self, phone: str) -> bool:
         """Whether ``phone`` reads as an author's placeholder rather than a customer's number."""
         return re.search(self.placeholder_phone, phone) is not None
 
-    def zip_code(self, state: str, rng: random.Random) -> str:
-        """A zip code of ``state``, drawn from ``rng``."""
-        low, high = rng.choice(self.zip_prefixes[state])
-        return f"{rng.randint(low, high):03d}{rng.randint(0, 99):02d}"
+    def city_and_zip(self, state: str, rng: random.Random) -> tuple[str, str]:
+        """A city of ``state`` and a zip code of that city, drawn from ``rng``."""
+        city = rng.choice(sorted(self.cities[state]))
+        return city, f"{rng.choice(self.cities[state][city]):03d}{rng.randint(0, 99):02d}"
 
     @cached_property
     def symptom_finder(self) -> Callable[[str], tuple[tuple[str, Symptom], ...]]:

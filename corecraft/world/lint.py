@@ -304,7 +304,8 @@ def shipment_hub_repeats(r: Records) -> list[Finding]:
 
 def shipment_business_days(r: Records) -> list[Finding]:
     """An ETA is the carrier's SLA in business days after shipping (weekends and carrier holidays
-    skipped, as the handbook counts), and nothing is delivered on a carrier holiday."""
+    skipped, as the handbook counts), and no carrier scans a parcel in transit, out for delivery or
+    delivered on a weekend or a carrier holiday."""
     found = []
     holidays = r.policy.carrier_holidays
     for ship in r.shipments.values():
@@ -315,9 +316,51 @@ def shipment_business_days(r: Records) -> list[Finding]:
                 found.append(Finding("shipment_business_days", ship["id"], f"ETA {ship['eta']:%Y-%m-%d} is {counted} "
                                      f"business days after shipping ({ship['shipped_at']:%Y-%m-%d}); the SLA is {sla}"))
         delivered = ship["delivered_at"]
-        if delivered is not None and delivered.date() in holidays:
-            found.append(Finding("shipment_business_days", ship["id"],
-                                 f"delivered on {holidays[delivered.date()]} ({delivered:%Y-%m-%d})"))
+        if delivered is not None and not is_business_day(delivered.date(), holidays):
+            found.append(Finding("shipment_business_days", ship["id"], f"delivered on "
+                                 f"{holidays.get(delivered.date(), delivered.strftime('%A'))} ({delivered:%Y-%m-%d})"))
+        for event in ship["events"]:
+            moment = datetime.fromisoformat(event["ts"]).astimezone(r.tz)
+            if event["status"] in CARRIER_DAY_SCANS and not is_business_day(moment.date(), holidays):
+                day = holidays.get(moment.date(), moment.strftime("%A"))
+                found.append(Finding("shipment_business_days", ship["id"],
+                                     f"has a {event['status']} scan on {day} ({moment:%Y-%m-%d})"))
+    return found
+
+
+CARRIER_DAY_SCANS = ("in_transit", "out_for_delivery")
+"""Carrier scans made only on carrier business days (pickups: :func:`shipment_routes`; deliveries: ``delivered_at``)."""
+
+
+def shipment_ship_dates(r: Records) -> list[Finding]:
+    """A shipment's ``shipped_at`` is its ``picked_up`` scan: the ship date ``kb-shipment-tracking-events``
+    counts SLAs from (the label is printed earlier, and the carrier does not have the parcel yet)."""
+    found = []
+    for ship in r.shipments.values():
+        pickup = next((datetime.fromisoformat(e["ts"]) for e in ship["events"] if e["status"] == "picked_up"), None)
+        if pickup is not None and pickup != ship["shipped_at"]:
+            found.append(Finding("shipment_ship_dates", ship["id"], f"shipped_at {ship['shipped_at']:%Y-%m-%d %H:%M} "
+                                 f"is not its pickup scan ({pickup.astimezone(r.tz):%Y-%m-%d %H:%M})"))
+    return found
+
+
+SCAN_ORDER = ("label_created", "picked_up")
+"""The scans every shipment starts with, in this order; the carrier's other scans follow the pickup."""
+
+
+def shipment_scans(r: Records) -> list[Finding]:
+    """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, and its scans
+    are in time order."""
+    found = []
+    for ship in r.shipments.values():
+        statuses = [e["status"] for e in ship["events"]]
+        moments = [datetime.fromisoformat(e["ts"]) for e in ship["events"]]
+        if tuple(statuses[:2]) != SCAN_ORDER:
+            found.append(Finding("shipment_scans", ship["id"], f"has a ship date ({ship['shipped_at']:%Y-%m-%d}) but "
+                                 f"its scans begin {' > '.join(statuses[:3]) or 'with none'}, not label_created > "
+                                 "picked_up"))
+        if moments != sorted(moments):
+            found.append(Finding("shipment_scans", ship["id"], f"has scans out of time order ({' > '.join(statuses)})"))
     return found
 
 
@@ -357,6 +400,50 @@ def price_change_moments(r: Records) -> list[Finding]:
                 found.append(Finding("price_change_moments", product["id"], f"price ${step['price']:.2f} ends at "
                                      f"{step['until']}" + (f", {len(near)} order(s) of it within 30 minutes" if near else
                                                            " (not on the hour or half-hour, or after now)")))
+    return found
+
+
+def price_steps(r: Records) -> list[Finding]:
+    """A past price is shaped like a shelf price (``retail_cents``: $527.00, $109.99, not $1,033.71) and, once
+    set, holds ``price_step_days`` or more before the next change (a sale lasts days, not hours)."""
+    found = []
+    for product in r.products.values():
+        previous: datetime | None = None
+        for step in product["specs"].get("price_history", []):
+            until = datetime.fromisoformat(step["until"])
+            if round(step["price"] * 100) % 100 not in r.rules.retail_cents:
+                found.append(Finding("price_steps", product["id"], f"sold at ${step['price']:,.2f} until "
+                                     f"{until:%Y-%m-%d}, not a shelf price (cents {r.rules.retail_cents})"))
+            if previous is not None and until - previous < timedelta(days=r.rules.price_step_days):
+                found.append(Finding("price_steps", product["id"], f"sold at ${step['price']:,.2f} for only "
+                                     f"{(until - previous).total_seconds() / 3600:.0f} hours (until {until:%Y-%m-%d %H:%M})"))
+            previous = until
+    return found
+
+
+REPEAT_ORDER_LINES = 3
+"""Two orders of one customer placed within ``repeat_order_days`` of each other may not share
+``REPEAT_ORDER_LINES`` or more products making three quarters of the smaller order: nobody buys the same PC
+twice in a season."""
+
+
+def repeat_orders(r: Records) -> list[Finding]:
+    """A customer does not order (nearly) the same full set of parts again within ``repeat_order_days``."""
+    by_customer: dict[str, list[Row]] = {}
+    for order in sorted(r.orders.values(), key=lambda o: (o["created_at"], o["id"])):
+        by_customer.setdefault(order["customer_id"], []).append(order)
+    found = []
+    for orders in by_customer.values():
+        for k, order in enumerate(orders):
+            parts = {ln["product_id"] for ln in r.lines.get(order["id"], [])}
+            for earlier in orders[:k]:
+                before = {ln["product_id"] for ln in r.lines.get(earlier["id"], [])}
+                shared = len(parts & before)
+                if shared >= REPEAT_ORDER_LINES and shared * 4 >= 3 * min(len(parts), len(before)) \
+                        and order["created_at"] - earlier["created_at"] <= timedelta(days=r.rules.repeat_order_days):
+                    days = (order["created_at"] - earlier["created_at"]).days
+                    found.append(Finding("repeat_orders", order["id"], f"repeats {shared} of the {len(before)} "
+                                         f"products of {earlier['id']}, ordered {days} days before by the same customer"))
     return found
 
 
@@ -497,7 +584,8 @@ def prospective_products(r: Records) -> list[Finding]:
 
 
 def address_zips(r: Records) -> list[Finding]:
-    """Addresses are in one of the 50 states or DC, and the zip code belongs to that state (``zip_prefixes``)."""
+    """Addresses are in one of the 50 states or DC, the zip code belongs to that state (``zip_prefixes``) and the
+    city is a real one of that state (``cities``, not a Faker town like "Port Kristin")."""
     owned = [*((c["id"], a) for c in r.customers.values() for a in c["addresses"]),
              *((o["id"], o["shipping_address"]) for o in r.orders.values())]
     return [Finding("address_zips", owner, problem) for owner, address in owned
@@ -766,8 +854,9 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
-    shipment_exceptions, shipment_origins, shipment_hub_repeats, price_change_moments,
-    order_prices, order_compatibility, build_dates, text_durations, delivery_claims, outcome_fit, ledger_claims,
+    shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
+    price_change_moments, price_steps, order_prices, repeat_orders, order_compatibility, build_dates, text_durations,
+    delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,

@@ -62,34 +62,60 @@ class CommerceMixin(GeneratorBase):
                 items = [(pid, qty) for pid, (_, qty) in zip(kept, items, strict=True)]
             order_lines = []
             for pid, qty in items:
-                unit = price[pid]
-                if self.rng.random() < 0.05:  # the price has dropped since this order
-                    unit = money(unit * self.rng.uniform(1.05, 1.15))
-                order_lines.append({"product_id": pid, "quantity": qty, "unit_price": unit})
-            subtotal = money(sum(ln["unit_price"] * ln["quantity"] for ln in order_lines))
-            tier = customer["loyalty_tier"]
-            discount = money(subtotal * self.policy.loyalty_discount_pct[tier] / 100)
+                # Sold while the product was dearer (a spell of ``price_spells``), by this much.
+                dearer = self.rng.uniform(1.05, 1.15) if self.rng.random() < 0.05 else None
+                order_lines.append({"product_id": pid, "quantity": qty, "unit_price": price[pid], "_dearer": dearer})
             drawn = self.pick(self.recipe.shipping_methods)
             address = self.rng.choice(customer["addresses"])
             method = self.seeds.fidelity.shipping_method(drawn, address["state"])  # a service that reaches it
-            shipping = shipping_price(self.policy, method, subtotal - discount, tier)
             order = {
-                "_order": n, "customer_id": customer["id"], "subtotal": subtotal, "discount": discount,
-                "shipping_cost": shipping, "total": money(subtotal - discount + shipping), "shipping_method": method,
+                "_order": n, "customer_id": customer["id"], "shipping_method": method,
                 "shipping_address": address, "build_id": build_id, "_drawn_method": drawn,
-                "created_at": created, "updated_at": created, "_lines": order_lines, "_tier": tier,
+                "created_at": created, "updated_at": created, "_lines": order_lines, "_tier": customer["loyalty_tier"],
             }
             orders.append(order)
+        self.one_build_a_season(orders, products)
+        self.price_spells(orders)
+        for order in orders:
+            subtotal = money(sum(ln["unit_price"] * ln["quantity"] for ln in order["_lines"]))
+            discount = money(subtotal * self.policy.loyalty_discount_pct[order["_tier"]] / 100)
+            shipping = shipping_price(self.policy, order["shipping_method"], subtotal - discount, order["_tier"])
+            order.update(subtotal=subtotal, discount=discount, shipping_cost=shipping,
+                         total=money(subtotal - discount + shipping))
         for part in self.rows[m.BuildComponent]:  # saved builds as they were ordered
             part["product_id"] = parts_by_build[part["build_id"]][int(part["id"].rsplit("-", 1)[1]) - 1]
         self.dated_ids(orders, "ord", "created_at")
         for order in orders:
             for k, line in enumerate(order.pop("_lines"), start=1):
+                line.pop("_dearer")
                 lines.append({"id": f"{order['id']}-L{k}", "order_id": order["id"], **line})
         self.rows[m.Order] = orders
         self.rows[m.OrderLine] = lines
-        self.price_histories()
         self.fulfil()
+
+    def one_build_a_season(self, orders: list[dict[str, Any]], products: list[dict[str, Any]]) -> None:
+        """A customer orders a saved build once a season (``repeat_order_days``): an order of the same build
+        sooner after the last one adds a part to that PC instead (its lines were drawn all the same)."""
+        window = timedelta(days=self.seeds.fidelity.repeat_order_days)
+        last: dict[str, datetime] = {}
+        for order in sorted(orders, key=lambda o: (o["created_at"], o["_order"])):
+            build_id = order["build_id"]
+            if build_id is None:
+                continue
+            if build_id in last and order["created_at"] - last[build_id] <= window:
+                add_on = self.add_on(products, order["created_at"], str(order["_order"]))
+                price = next(p["price"] for p in products if p["id"] == add_on)
+                order["_lines"] = [{"product_id": add_on, "quantity": 1, "unit_price": price, "_dearer": None}]
+                order["build_id"] = None
+            else:
+                last[build_id] = order["created_at"]
+
+    def add_on(self, products: list[dict[str, Any]], when: datetime, key: str) -> str:
+        """A part a customer adds to a PC they already ordered (more storage, memory or cooling) that was out
+        at ``when``, drawn from randomness private to the order."""
+        options: list[str] = [p["id"] for p in products if p["category"] in ("storage", "memory", "cooling")
+                   and self.launched(p, when)] or [p["id"] for p in products if self.launched(p, when)]
+        return self.local_rng("add-on", key).choice(options)
 
     def working(self, part_ids: list[str], by_id: dict[str, dict[str, Any]], when: datetime) -> list[str]:
         """``part_ids`` as they could be bought at ``when``: a part not yet released is swapped for the
@@ -138,47 +164,71 @@ class CommerceMixin(GeneratorBase):
              and (any_stock or (p["stock_status"] == "out_of_stock") == (old["stock_status"] == "out_of_stock"))),
             key=lambda p: (abs(p["price"] - old["price"]), p["id"]))]
 
-    def price_histories(self) -> None:
-        """Give each product sold at other than today's price the history that explains its order lines.
-
-        ``specs.price_history`` lists steps ``{"until": ISO datetime, "price": ...}`` in time order: the
-        price in force before ``until``; after the last step the product sells at its listed price.
-        """
-        created = {o["id"]: o["created_at"] for o in self.rows[m.Order]}
-        sales: dict[str, list[tuple[datetime, float]]] = defaultdict(list)
-        for line in self.rows[m.OrderLine]:
-            sales[line["product_id"]].append((created[line["order_id"]], line["unit_price"]))
+    def price_spells(self, orders: list[dict[str, Any]]) -> None:
+        """Spells when a product sold dearer than its listed price (a supply squeeze), around the sales drawn
+        as dearer: each at a shelf price (the listed price's cents, ``retail_cents``), lasting and followed by
+        more than ``price_step_days``, over by ``now``. Every line sold during a spell is priced at it, and
+        ``specs.price_history`` lists steps ``{"until": ISO datetime, "price": ...}`` in time order: the price
+        in force before ``until``; after the last step the product sells at its listed price."""
+        rules = self.seeds.fidelity
+        step = timedelta(days=rules.price_step_days + 1)  # a day to spare for moving a change off a sale
+        latest = self.midnight(self.now)
+        sales: dict[str, list[tuple[datetime, dict[str, Any]]]] = defaultdict(list)
+        for order in orders:
+            for line in order["_lines"]:
+                sales[line["product_id"]].append((order["created_at"], line))
         for product in self.rows[m.Product]:
-            sold = sorted(sales.get(product["id"], []))
-            if all(abs(unit - product["price"]) < 0.005 for _, unit in sold):
-                continue
-            steps: list[dict[str, Any]] = []
-            current, previous = sold[0][1], sold[0][0]
-            for when, unit in sold[1:]:
-                if abs(unit - current) >= 0.005:
-                    steps.append({"until": self.price_change(previous, when).isoformat(), "price": current})
-                    current = unit
-                previous = when
-            if abs(current - product["price"]) >= 0.005:
-                steps.append({"until": self.price_change(sold[-1][0], self.now + timedelta(days=1)).isoformat(),
-                              "price": current})
-            product["specs"] = {**product["specs"], "price_history": steps}
+            sold = sorted(sales.get(product["id"], []), key=lambda sale: sale[0])
+            rng = self.local_rng("price", product["id"])
+            spells: list[tuple[datetime, datetime, float]] = []
+            for when, line in sold:
+                if line["_dearer"] is None:
+                    continue
+                day = self.midnight(when)
+                ran_on = bool(spells) and day < spells[-1][1] + step  # soon after the last spell: it ran on
+                if ran_on:
+                    start, end, dearer = spells[-1]
+                    end = max(end, day + timedelta(days=1))
+                else:
+                    start = day - timedelta(days=rng.randint(1, step.days))
+                    start = max(start, spells[-1][1] + step) if spells else start
+                    end = max(start + timedelta(days=rng.randint(step.days, 3 * step.days)), day + timedelta(days=1))
+                    dearer = self.shelf_price(product["price"], line["_dearer"])
+                end = min(end, latest)  # a spell still running now would be today's price: it ended by today
+                if not ran_on:
+                    start = min(start, end - step)
+                if end - start < step or when >= end or (not ran_on and spells and start < spells[-1][1] + step):
+                    continue  # no spell fits: the sale was at the listed price
+                spells[len(spells) - ran_on:] = [(start, end, dearer)]
+            moments = [sale for sale, _ in sold]
+            spells = [(self.off_sales(start, moments), self.off_sales(end, moments), dearer)
+                      for start, end, dearer in spells]
+            for when, line in sold:
+                line["unit_price"] = next((dearer for start, end, dearer in spells if start <= when < end),
+                                          product["price"])
+            if spells:
+                product["specs"] = {**product["specs"], "price_history": [
+                    step for start, end, dearer in spells for step in (
+                        {"until": start.isoformat(), "price": product["price"]},
+                        {"until": end.isoformat(), "price": dearer})]}
 
-    def price_change(self, last_old: datetime, first_new: datetime) -> datetime:
-        """When a price changed between a sale at the old price and the first at the new one: at midnight,
-        a day or more before the new price was first paid when the sales allow it, else on the hour or half-hour,
-        never within half an hour of a sale.
-        A change after the last sale (``first_new`` past ``now``) happened by ``now``."""
-        high = min(first_new - timedelta(minutes=30), self.now)
+    def midnight(self, moment: datetime) -> datetime:
+        """The start of ``moment``'s day in the world's time zone."""
+        return moment.astimezone(self.tz).replace(hour=0, minute=0, second=0, microsecond=0)
 
-        def midnight(moment: datetime) -> datetime:
-            return moment.astimezone(self.tz).replace(hour=0, minute=0, second=0, microsecond=0)
+    @staticmethod
+    def shelf_price(listed: float, factor: float) -> float:
+        """``listed`` raised by ``factor`` to whole dollars, with the listed price's cents ($479.00 -> $526.00)."""
+        cents = round(listed * 100) % 100
+        return money(max(int(listed * factor), int(listed) + 1) + cents / 100)
 
-        for moment in (midnight(min(first_new - timedelta(days=1), high)), midnight(high),
-                       high.replace(minute=high.minute // 30 * 30, second=0, microsecond=0)):
-            if last_old + timedelta(minutes=30) < moment <= high:
-                return moment
-        return (last_old + (first_new - last_old) / 2).replace(second=0, microsecond=0)
+    @staticmethod
+    def off_sales(moment: datetime, sales: list[datetime]) -> datetime:
+        """``moment``, or the first hour after it with no sale within half an hour: a price does not change
+        at the minute of an order."""
+        while any(abs(sale - moment) < timedelta(minutes=30) for sale in sales):
+            moment += timedelta(hours=1)
+        return moment
 
     def fulfil(self) -> None:
         """Order status, payment and shipment for each order, by its age."""
@@ -211,29 +261,36 @@ class CommerceMixin(GeneratorBase):
                 "processed_at": paid_at,
             })
             order["updated_at"] = paid_at
-            if status == "fulfilled":
-                shipment = self.shipment(order, paid_at,
-                                         [products[ln["product_id"]] for ln in lines_by_order[order["id"]]])
+            shipment = self.shipment(order, paid_at, [products[ln["product_id"]] for ln in
+                                                      lines_by_order[order["id"]]]) if status == "fulfilled" else None
+            if shipment is not None:
                 shipments.append(shipment)
                 order["updated_at"] = shipment["shipped_at"]
+            elif status == "fulfilled":  # the carrier has not collected it yet
+                order["status"] = "paid"
         self.rows[m.Payment] = payments
         self.rows[m.Shipment] = shipments
 
-    def shipment(self, order: dict[str, Any], paid_at: datetime, items: list[dict[str, Any]]) -> dict[str, Any]:
+    def shipment(self, order: dict[str, Any], paid_at: datetime,
+                 items: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The shipment of a fulfilled order (of ``items``), dated in business days that skip weekends and
-        carrier holidays, from the warehouse ``kb-warehouse-network`` assigns.
+        carrier holidays, from the warehouse ``kb-warehouse-network`` assigns; None when the carrier has not
+        collected it by ``now`` (the order has not shipped). Its ship date (``shipped_at``) is the carrier's
+        pickup, as ``kb-shipment-tracking-events`` counts it, not the label.
 
         The shared stream is drawn as it was before holidays were honoured and before orders to states a
         service does not reach took another one (the hop count over the weekday-only timeline of the
-        service first drawn), so those fixes move only the shipments they touch."""
+        service first drawn, from the label), so those fixes move only the shipments they touch."""
         carrier = order["shipping_method"]
         holidays = self.policy.carrier_holidays
 
-        def timeline(off: Collection[date], sla: int) -> tuple[datetime, datetime, datetime]:
-            shipped = min(max(add_business_days(paid_at.replace(hour=9, minute=0), lead, off), paid_at), self.now)
-            eta = add_business_days(shipped, sla, off).replace(hour=20, minute=0)
+        def labelled(off: Collection[date]) -> datetime:
+            return min(max(add_business_days(paid_at.replace(hour=9, minute=0), lead, off), paid_at), self.now)
+
+        def timeline(start: datetime, off: Collection[date], sla: int) -> tuple[datetime, datetime]:
+            eta = add_business_days(start, sla, off).replace(hour=20, minute=0)
             arrive = add_business_days(eta, extra, off) if late else eta - timedelta(hours=early)
-            return shipped, eta, arrive.replace(hour=hour, minute=minute)
+            return eta, arrive.replace(hour=hour, minute=minute)
 
         lead = self.rng.choice([0, 1, 1, 2])
         late = self.rng.random() < self.recipe.noise.late_delivery_rate
@@ -241,10 +298,17 @@ class CommerceMixin(GeneratorBase):
         early = 0 if late else self.rng.randint(1, 9)
         hour, minute = self.rng.randint(10, 19), self.rng.randint(0, 59)
         drawn_sla = self.policy.shipping[order["_drawn_method"]].sla_business_days
-        weekday_shipped, _, weekday_arrive = timeline((), drawn_sla)
+        weekday_label = labelled(())
+        _, weekday_arrive = timeline(weekday_label, (), drawn_sla)
+        label = labelled(holidays)
+        shipped = label + timedelta(hours=4)
+        if not is_business_day(shipped.date(), holidays):  # no collection on weekends and carrier holidays
+            shipped = add_business_days(shipped, 1, holidays).replace(hour=7, minute=30)
+        elif shipped.hour < 7:  # nor before the morning round
+            shipped = shipped.replace(hour=7, minute=30)
         # The parcel travels as drawn; a service that stood in for one that does not reach the state
         # has its own ETA (a later one: the parcel is simply early, or no longer late).
-        shipped, _, arrive = timeline(holidays, drawn_sla)
+        _, arrive = timeline(shipped, holidays, drawn_sla)
         eta = add_business_days(shipped, self.policy.shipping[carrier].sla_business_days, holidays).replace(
             hour=20, minute=0)
         late = late and arrive > eta
@@ -252,20 +316,17 @@ class CommerceMixin(GeneratorBase):
         self.rng.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
         city = assigned_warehouse(dest, items, self.seeds.fidelity)
-        picked = shipped + timedelta(hours=4)
-        if not is_business_day(picked.date(), holidays):  # no collection on weekends and carrier holidays
-            picked = add_business_days(picked, 1, holidays).replace(hour=7, minute=30)
-        events = [(shipped, "label_created", city), (picked, "picked_up", city)]
-        gaps = self.hop_gaps(weekday_shipped, weekday_arrive if weekday_arrive <= self.now else self.now)
+        events = [(label, "label_created", city), (shipped, "picked_up", city)]
+        gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now)
         end = delivered or self.now
         spare = self.local_rng("hops", order["id"])
-        hops, hop = [], shipped + timedelta(hours=18)
+        hops, hop = [], label + timedelta(hours=18)
         while hop < end - timedelta(hours=12):
             hops.append(hop)
             hop += timedelta(hours=gaps.pop(0) if gaps else spare.randint(16, 40))
-        # The hubs on the way, then the local delivery facility.
-        route = [*self.route(city, order["shipping_address"]["state"], order["id"]), dest]
-        hops = [h for h in hops if h > picked + timedelta(hours=6)]
+        # The hubs on the way, then the local delivery facility; hubs scan on carrier business days.
+        route = [*(hub for hub in self.route(city, dest, order["id"]) if hub != dest), dest]
+        hops = [h for h in self.on_carrier_days(hops, holidays) if h > shipped + timedelta(hours=6)]
         # Each stop scans the parcel once, the scans spread over the journey (no hub day after day); with
         # fewer scans than stops, the last scans are the local facility's.
         stops = min(len(route), len(hops))
@@ -283,12 +344,35 @@ class CommerceMixin(GeneratorBase):
         if status == "exception":  # the scan that put it there
             events.append((min(max(eta, events[-1][0]) + timedelta(hours=2), self.now), "exception", events[-1][2]))
         no_eta = self.rng.random() < self.recipe.noise.missing_eta_rate
+        tracking = self.tracking(carrier)
+        if shipped > self.now:  # the label waits for the carrier: not shipped yet
+            return None
         return {
             "id": order["id"].replace("ord-", "ship-"), "order_id": order["id"], "carrier": carrier,
-            "tracking_number": self.tracking(carrier), "status": status, "shipped_at": shipped,
+            "tracking_number": tracking, "status": status, "shipped_at": shipped,
             "eta": None if no_eta else eta, "delivered_at": delivered,
             "events": [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events],
         }
+
+    @staticmethod
+    def on_carrier_days(hops: list[datetime], holidays: Collection[date]) -> list[datetime]:
+        """In-transit scan moments with each one on a weekend or carrier holiday moved into the small hours
+        (1 to 6 am) of the next business day, in proportion to how far into the closed days it fell, and
+        every moment a minute or more after the one before."""
+        moved: list[datetime] = []
+        for hop in hops:
+            if not is_business_day(hop.date(), holidays):
+                closed = hop.replace(hour=0, minute=0, second=0, microsecond=0)
+                while not is_business_day((closed - timedelta(days=1)).date(), holidays):
+                    closed -= timedelta(days=1)
+                opens = add_business_days(closed, 1, holidays)
+                share = (hop - closed) / (opens - closed)
+                hop = (opens + timedelta(hours=1) + share * timedelta(hours=5)).replace(second=0, microsecond=0)
+            moved.append(hop)
+        moved.sort()
+        for k in range(1, len(moved)):
+            moved[k] = max(moved[k], moved[k - 1] + timedelta(minutes=1))
+        return moved
 
     def hop_gaps(self, shipped: datetime, end: datetime) -> list[int]:
         """Hours between in-transit scans, drawn from the shared stream for a parcel shipped at
@@ -300,10 +384,10 @@ class CommerceMixin(GeneratorBase):
             hop += timedelta(hours=gaps[-1])
         return gaps
 
-    def route(self, origin: str, state: str, order_id: str) -> list[str]:
-        """Up to three carrier hubs on the way from ``origin`` to ``state``, each nearer the destination."""
+    def route(self, origin: str, dest: str, order_id: str) -> list[str]:
+        """Up to three carrier hubs on the way from ``origin`` to ``dest`` (``City, ST``), each nearer it."""
         geo = self.seeds.fidelity
-        start, goal = geo.coordinates(origin), geo.states.get(state)
+        start, goal = geo.coordinates(origin), geo.coordinates(dest)
         if start is None or goal is None:
             return []
         direct = distance_km(start, goal)

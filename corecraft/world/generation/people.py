@@ -105,13 +105,15 @@ class PeopleMixin(GeneratorBase):
         }
 
     def address(self, label: str) -> dict[str, str]:
-        """A street address in one of the 50 states or DC, with a zip code of that state.
+        """A street address in one of the 50 states or DC, in a real city of that state (``cities``) with a
+        zip code of that city.
 
-        Faker is drawn exactly as before (its stream feeds later names and texts); the state and the
-        zip are then settled with address-local randomness."""
-        line1, city = self.fake.street_address(), self.fake.city()
+        Faker is drawn exactly as before (its stream feeds later names and texts), its invented town
+        included; the state, the city and the zip are then settled with address-local randomness."""
+        line1, town = self.fake.street_address(), self.fake.city()
         drawn = self.fake.state_abbr(include_territories=False)
         self.fake.zipcode()
-        local, zips = self.local_rng("address", line1, city), self.seeds.fidelity
-        state = drawn if drawn in zips.zip_prefixes else local.choice(sorted(zips.zip_prefixes))
-        return {"label": label, "line1": line1, "city": city, "state": state, "zip": zips.zip_code(state, local)}
+        local, places = self.local_rng("address", line1, town), self.seeds.fidelity
+        state = drawn if drawn in places.cities else local.choice(sorted(places.cities))
+        city, zip_code = places.city_and_zip(state, local)
+        return {"label": label, "line1": line1, "city": city, "state": state, "zip": zip_code}

@@ -87,7 +87,7 @@ class SupportMixin(GeneratorBase):
                 ship = ship_by_order.get(order["id"])
                 if not ship:
                     continue
-                after = ship["shipped_at"] + timedelta(days=1)
+                after = datetime.fromisoformat(ship["events"][0]["ts"]) + timedelta(days=1)  # a day after the label
             elif kind in ("billing", "order_issue"):
                 order = self.rng.choice(orders)
                 after = order["created_at"] + timedelta(hours=2)
