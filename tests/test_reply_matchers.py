@@ -112,9 +112,17 @@ def test_accents_do_not_matter_for_names() -> None:
     ("On time: 12. On time again: 13.", "on time", "any", [12.0, 13.0]),
     ("Deliveries this week: 42.", "delivery", "count", [42.0]),
     ("Total refunds were $30.00 while the goodwill total was $12.50.", "total", "money", [30.0, 12.5]),
+    ("| Priya Natarajan (emp-092) | 6 |", "Priya Natarajan", "count", [6.0]),
+    ("Priya Natarajan (emp-092) holds 6 stale tickets.", "Priya Natarajan", "count", [6.0]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:
     assert tied_numbers(text, [label], unit) == tied
+
+
+def test_a_number_that_points_at_things_is_not_a_count() -> None:
+    text = "She has 6 orders in all. The two orders are 39 days apart."
+    assert tied_numbers(text, ["orders"], "count") == [6.0, 2.0]
+    assert tied_numbers(text, ["orders"], "count", references=False) == [6.0, None]
 
 
 def test_the_window_bounds_how_far_a_tied_number_may_be() -> None:

@@ -207,9 +207,15 @@ _CLAUSE_END = re.compile(
     rf"|\b(?:and|but|while|whereas)\s+(?=[$0-9]|(?:{'|'.join(NUMBER_WORDS)})\b)",  # "13 on time and 2 late": two clauses
     re.IGNORECASE,
 )
+_EMPTY_ASIDE = re.compile(r"\([^\w()]*\)")
+"""Brackets left with nothing in them once ids are masked ("Priya Natarajan (emp-092) has 6"): not a clause
+of their own, so the name stays in the clause of its figure."""
 _TOKEN = re.compile(rf"{_NUMBER.pattern}|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)", re.IGNORECASE)
 _NEGATORS = frozenset({"not", "never"})
 _OF_FILLERS = frozenset({"the", "our", "all", "those", "these"})
+_DETERMINERS = frozenset({"the", "those", "these"})
+"""Words that make the number after them a reference to things already in view, not a count ("the two orders
+are 39 days apart")."""
 
 
 @dataclass(frozen=True)
@@ -284,20 +290,24 @@ def _label_at(tokens: list[_Token], i: int, words: list[str]) -> bool:
 class _Clause:
     tokens: list[_Token]
     numbers: list[int]  # indexes of the tokens that are numbers, denominators left out
+    references: frozenset[int]  # the numbers right after "the", "these", "those"
 
 
 def _clause(part: str) -> _Clause:
     tokens = _tokens(part)
     skip = _denominators(tokens)
-    return _Clause(tokens, [i for i, t in enumerate(tokens) if t.amount is not None and i not in skip])
+    numbers = [i for i, t in enumerate(tokens) if t.amount is not None and i not in skip]
+    return _Clause(tokens, numbers, frozenset(i for i in numbers if i and tokens[i - 1].word in _DETERMINERS))
 
 
-def tied_numbers(text: str, labels: list[str], unit: Unit = "any", window: int = 8) -> list[float | None]:
-    """For every occurrence of any of ``labels``: the number tied to it (None when no number of the unit is near)."""
-    return Reading(text).tied_numbers(labels, unit, window)
+def tied_numbers(text: str, labels: list[str], unit: Unit = "any", window: int = 8,
+                 references: bool = True) -> list[float | None]:
+    """For every occurrence of any of ``labels``: the number tied to it (None when no number of the unit is near).
+    ``references=False`` leaves out a label that a number points at rather than counts ("the two orders")."""
+    return Reading(text).tied_numbers(labels, unit, window, references)
 
 
-def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int) -> list[float | None]:
+def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, references: bool) -> list[float | None]:
     wanted = [w for w in (label_words(label) for label in labels) if w]
     stems = tuple({w[0].removesuffix("y") for w in wanted})  # the first word, before a plural ending
     out: list[float | None] = []
@@ -315,6 +325,9 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int) -> li
             if words is None:
                 continue
             end = i + len(words) - 1
+            if not references and i - 1 in clause.references:  # "the two orders": things pointed at, not counted
+                out.append(None)
+                continue
             best: tuple[int, int, float] | None = None
             for j in at[bisect_left(at, i - window):bisect_left(at, end + window + 1)]:
                 if i <= j <= end:
@@ -419,8 +432,10 @@ class Reading:
 
     @cached_property
     def clauses(self) -> tuple[tuple[str, str], ...]:
-        """The reply's clauses (ids and dates masked), each with its case-folded text for a cheap label look-up."""
-        return tuple((part, part.casefold()) for part in _CLAUSE_END.split(self.masked) if part.strip())
+        """The reply's clauses (ids and dates masked, brackets they emptied dropped), each with its case-folded
+        text for a cheap label look-up."""
+        joined = _EMPTY_ASIDE.sub(" ", self.masked)
+        return tuple((part, part.casefold()) for part in _CLAUSE_END.split(joined) if part.strip())
 
     def clause(self, index: int) -> _Clause:
         """Clause ``index`` read into tokens (on first use)."""
@@ -428,8 +443,9 @@ class Reading:
             self._clauses[index] = _clause(self.clauses[index][0])
         return self._clauses[index]
 
-    def tied_numbers(self, labels: list[str], unit: Unit = "any", window: int = 8) -> list[float | None]:
-        return _tied_in(self, labels, unit, window)
+    def tied_numbers(self, labels: list[str], unit: Unit = "any", window: int = 8,
+                     references: bool = True) -> list[float | None]:
+        return _tied_in(self, labels, unit, window, references)
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|nor|\w+n['’]t)(?:\s+[\w'’]+){0,2}\s+$", re.IGNORECASE)

@@ -195,7 +195,7 @@ class FinalReply(_Criterion):
                                            "somewhere in the reply.")
     if_labelled: list[LabelledNumber] = Field(default_factory=list, description="Wherever the reply ties a number to "
                                               "the label, it is the value; stating none is fine, and numbers elsewhere "
-                                              "in the reply do not count.")
+                                              "in the reply, or that point at things (\"the two orders\"), do not count.")
     one_answer: bool = Field(default=False, description="The reply gives no other value for a fact the reference reply "
                              "states: no figure or date, next to a word the reference ties one to, that the reference "
                              "does not give (a hedge between two answers fails; see corecraft/grading/figures.py).")
