@@ -165,6 +165,10 @@ SETUP_RECORDS = {
                        '{ts: "2024-12-24T15:00:00-05:00", status: label_created, location: "Edison, NJ"}, '
                        '{ts: "2024-12-25T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
                        "is picked up on Christmas Day (2024-12-25)"),
+    "future_scan": (f"{{update: Shipment, id: {SHIP}, set: {{events: [{LABEL}, "
+                    '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}, '
+                    '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Albany, NY"}]}}',
+                    "has a 'delivered' scan at 2030-01-07T14:00:00-05:00, after the world's now"),
     "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z25021303103777}}}}", None),
     "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '940012345678901200'}}}}",
                               "has tracking number 940012345678901200, not in ups_ground's format"),

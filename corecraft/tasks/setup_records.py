@@ -1,12 +1,12 @@
 """A task's setup rows held to the world's own rules, as ``corecraft tasks check`` reads them.
 
 A setup Shipment row (inserted, or a seeded one updated) must read like a carrier's: its scans start with
-``label_created``, it is picked up on a carrier business day (:func:`~corecraft.world.rules.is_business_day`
-with ``carrier_holidays`` from ``seeds/policy.yaml``), and its tracking number is in its carrier's format
-(:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A setup Customer's phone is no
-placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``) and no other customer's, seeded or set up.
-Each row is judged as it stands in the world after the setup, so an update is judged with the seeded
-fields it keeps.
+``label_created``, no scan is after the world's now, it is picked up on a carrier business day
+(:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from ``seeds/policy.yaml``), and
+its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the
+generator's). A setup Customer's phone is no placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``)
+and no other customer's, seeded or set up. Each row is judged as it stands in the world after the setup, so
+an update is judged with the seeded fields it keeps.
 """
 
 from __future__ import annotations
@@ -56,9 +56,12 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
                               "is the label)"))
     holidays = seeds.policy.carrier_holidays
     for event in events:
+        moment = datetime.fromisoformat(str(event["ts"]))
+        if (moment if moment.tzinfo else moment.replace(tzinfo=world.tz)) > world.now:
+            out.append(("events", f"has a {event.get('status')!r} scan at {event['ts']}, after the world's now "
+                                  f"({world.now.isoformat()}): a scan cannot be in the future"))
         if event.get("status") != "picked_up":
             continue
-        moment = datetime.fromisoformat(str(event["ts"]))
         day = (moment.astimezone(world.tz) if moment.tzinfo else moment).date()
         if not is_business_day(day, holidays):
             out.append(("events", f"is picked up on {holidays.get(day, day.strftime('%A'))} ({day}): carriers "
