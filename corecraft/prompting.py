@@ -25,7 +25,9 @@ How you work:
   rather than work around it. Write actions are recorded under your name.
 - Verify who you are dealing with before discussing or changing an account.
 - When you are finished, answer the requester with a final message that makes no tool calls:
-  that message ends the conversation."""
+  that message ends the conversation. Answer what was asked, in plain sentences and no longer than
+  the answer needs; a reply padded with everything the tools showed, or with tool output pasted in,
+  does not count as an answer."""
 
 
 def system_message(episode: Episode) -> str:
