@@ -144,6 +144,7 @@ def test_the_facts_lock_reports_unlocked_tasks_and_tasks_whose_world_moved(tmp_p
 
 SHIP = "ship-250213-001"  # a ups_ground parcel of the tiny world, labelled and picked up on Thursday 2025-02-13
 LABEL = '{ts: "2025-02-13T15:48:00-05:00", status: label_created, location: "Edison, NJ"}'
+PICKUP = '{ts: "2025-02-13T19:48:00-05:00", status: picked_up, location: "Edison, NJ"}'
 
 
 def _setup_step(step: str) -> str:
@@ -152,23 +153,38 @@ def _setup_step(step: str) -> str:
     return text.replace("    set: {status: open}\n", f"    set: {{status: open}}\n  - {step}\n", 1)
 
 
+def _scans(*scans: str, shipped_at: str = "2025-02-13T19:48:00-05:00") -> str:
+    """A setup step giving the tiny world's parcel these scans and ship date."""
+    return f"{{update: Shipment, id: {SHIP}, set: {{shipped_at: '{shipped_at}', events: [{', '.join(scans)}]}}}}"
+
+
+TICKET = ("{insert: SupportTicket, row: {id: tick-250301-901, customer_id: cust-0003, type: shipping, channel: email, "
+          "priority: low, status: resolved, subject: Where is my order, body: It has not arrived., "
+          "assignee_id: emp-011, created_at: '2025-03-01T10:00:00', updated_at: '2025-03-02T11:00:00'}}")
+RESOLUTION = ("{insert: Resolution, row: {id: res-250302-901, ticket_id: tick-250301-901, outcome: recommendation_provided, "
+              "resolved_by_id: emp-011, details: Shared the tracking link., created_at: '2025-03-02T11:00:00'}}")
+
 SETUP_RECORDS = {
-    "label_first": (f"{{update: Shipment, id: {SHIP}, set: {{events: [{LABEL}, "
-                    '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}', None),
-    "no_label": ("{update: Shipment, id: " + SHIP + ", set: {events: ["
-                 '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
-                 "has scans starting with 'picked_up', not 'label_created'"),
-    "saturday_pickup": (f"{{update: Shipment, id: {SHIP}, set: {{events: [{LABEL}, "
-                        '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
+    "label_first": (_scans(LABEL, PICKUP), None),
+    "no_label": (_scans(PICKUP), "has scans starting with 'picked_up', not 'label_created'"),
+    "saturday_pickup": (_scans(LABEL, '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
+                               shipped_at="2025-02-15T09:00:00-05:00"),
                         "is picked up on Saturday (2025-02-15)"),
-    "holiday_pickup": ("{update: Shipment, id: " + SHIP + ", set: {events: ["
-                       '{ts: "2024-12-24T15:00:00-05:00", status: label_created, location: "Edison, NJ"}, '
-                       '{ts: "2024-12-25T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
+    "holiday_pickup": (_scans('{ts: "2024-12-24T15:00:00-05:00", status: label_created, location: "Edison, NJ"}',
+                              '{ts: "2024-12-25T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
+                              shipped_at="2024-12-25T09:00:00-05:00"),
                        "is picked up on Christmas Day (2024-12-25)"),
-    "future_scan": (f"{{update: Shipment, id: {SHIP}, set: {{events: [{LABEL}, "
-                    '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}, '
-                    '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Albany, NY"}]}}',
+    "future_scan": (_scans(LABEL, PICKUP, '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Albany, NY"}'),
                     "has a 'delivered' scan at 2030-01-07T14:00:00-05:00, after the world's now"),
+    "ship_date_not_pickup": (_scans(LABEL, '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}'),
+                             "has shipped_at 2025-02-13T19:48:00-05:00, not its pickup scan at 2025-02-14T09:00:00-05:00"),
+    "scan_off_world_offset": (_scans('{ts: "2025-02-13T14:48:00-06:00", status: label_created, location: "Edison, NJ"}',
+                                     PICKUP),
+                              "has a 'label_created' scan at 2025-02-13T14:48:00-06:00, not in the world's offset for "
+                              "that day (2025-02-13T15:48:00-05:00)"),
+    "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
+    "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-901 is inserted resolved without a "
+                                                   "Resolution"),
     "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z25021303103777}}}}", None),
     "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '940012345678901200'}}}}",
                               "has tracking number 940012345678901200, not in ups_ground's format"),

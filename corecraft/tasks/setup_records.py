@@ -1,10 +1,12 @@
 """A task's setup rows held to the world's own rules, as ``corecraft tasks check`` reads them.
 
 A setup Shipment row (inserted, or a seeded one updated) must read like a carrier's: its scans start with
-``label_created``, no scan is after the world's now, it is picked up on a carrier business day
-(:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from ``seeds/policy.yaml``), and
-its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the
-generator's). A setup Customer's phone is no placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``)
+``label_created``, each scan is written in the world's UTC offset of its day, no scan is after the world's
+now, it is picked up on a carrier business day (:func:`~corecraft.world.rules.is_business_day` with
+``carrier_holidays`` from ``seeds/policy.yaml``) at the instant of its ``shipped_at`` (the ship date is the
+pickup), and its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`,
+the generator's). A SupportTicket inserted ``resolved`` or ``closed`` has its Resolution, as every generated
+one does. A setup Customer's phone is no placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``)
 and no other customer's, seeded or set up. Each row is judged as it stands in the world after the setup, so
 an update is judged with the seeded fields it keeps.
 """
@@ -22,12 +24,14 @@ from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
+_SETTLED = ("resolved", "closed")
+
 Report = Callable[[tuple[object, ...], str], list[Problem]]
 """Turns a location in the task file and a sentence into problems (``file:line: sentence``)."""
 
 
 def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
-    """What betrays setup step ``index`` (a Shipment or Customer row) as written by an author."""
+    """What betrays setup step ``index`` (a Shipment, SupportTicket or Customer row) as written by an author."""
     table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
     given = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
@@ -40,6 +44,11 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         row = db.fetch(world.conn, models.Shipment, str(row_id), world.tz)
         return [] if row is None else [p for field, message in _shipment_problems(row, world, seeds)
                                        for p in problem(field, message)]
+    if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("status") in _SETTLED:
+        resolved = world.conn.execute(f"SELECT 1 FROM {db.table(models.Resolution)} WHERE ticket_id = ?",
+                                      (str(row_id),)).fetchone()
+        return [] if resolved else problem("status", f"is inserted {given['status']} without a Resolution: every "
+                                                     "generated resolved or closed ticket has one")
     if table == "Customer" and "phone" in given:
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
         return [] if row is None else [p for message in _phone_problems(row, world, seeds)
@@ -56,13 +65,21 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
                               "is the label)"))
     holidays = seeds.policy.carrier_holidays
     for event in events:
-        moment = datetime.fromisoformat(str(event["ts"]))
-        if (moment if moment.tzinfo else moment.replace(tzinfo=world.tz)) > world.now:
+        written = datetime.fromisoformat(str(event["ts"]))
+        moment = written if written.tzinfo else written.replace(tzinfo=world.tz)
+        local = moment.astimezone(world.tz)
+        if moment.utcoffset() != local.utcoffset():
+            out.append(("events", f"has a {event.get('status')!r} scan at {event['ts']}, not in the world's offset "
+                                  f"for that day ({local.isoformat()}): the generator writes world time"))
+        if moment > world.now:
             out.append(("events", f"has a {event.get('status')!r} scan at {event['ts']}, after the world's now "
                                   f"({world.now.isoformat()}): a scan cannot be in the future"))
         if event.get("status") != "picked_up":
             continue
-        day = (moment.astimezone(world.tz) if moment.tzinfo else moment).date()
+        if datetime.fromisoformat(row["shipped_at"]) != moment:  # decoded aware, in world time
+            out.append(("shipped_at", f"has shipped_at {row['shipped_at']}, not its pickup scan at {event['ts']}: "
+                                      "the ship date is the pickup"))
+        day = local.date()
         if not is_business_day(day, holidays):
             out.append(("events", f"is picked up on {holidays.get(day, day.strftime('%A'))} ({day}): carriers "
                                   "collect on business days only"))
