@@ -158,6 +158,8 @@ class Fidelity(_Data):
 
     def brand_category(self, text: str, brand: str) -> set[str]:
         """The categories ``text`` names right after ``brand`` ("WD motherboard": motherboard)."""
+        if brand not in text:  # the patterns are case-sensitive: no brand, no category
+            return set()
         return {category for category, words in self.category_words.items()
                 if re.search(rf"(?<!\w){re.escape(brand)}\s+(?:{words})\b", text)}
 
@@ -670,7 +672,7 @@ def category_problems(text: str, products: Sequence[Row], brands: dict[str, set[
                 for p in products if p["category"] not in allowed]
     problems += [f"speaks of {brand}, which makes no {'/'.join(sorted(allowed))}"
                  for brand, made in sorted(brands.items())
-                 if not made & allowed and re.search(rf"(?<!\w){re.escape(brand)}(?!\w)", text)]
+                 if not made & allowed and brand in text and re.search(rf"(?<!\w){re.escape(brand)}(?!\w)", text)]
     return problems
 
 
