@@ -641,3 +641,23 @@ def test_default_world_lints_clean(seed: int | None) -> None:
     """Zero findings: the generator's noise is deliberate (mismatched platforms, for one, are only
     ever built by a task's setup), on the pinned seed and on another."""
     assert lint(default_domain().store.open("default", seed)) == []
+
+
+def test_slack_thread_topics_flags_a_reply_on_another_topic(world: World) -> None:
+    parent, reply = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage WHERE thread_parent_id IS NULL "
+                                                      "ORDER BY ts LIMIT 2")]
+    world.conn.execute("UPDATE slackmessage SET text = 'Free shipping kicks in at $100, right?' WHERE id = ?", (parent,))
+    found = injected(world, "slack_thread_topics", reply,
+                     ("UPDATE slackmessage SET text = 'Return labels expire after 14 days.', thread_parent_id = ? "
+                      "WHERE id = ?", (parent, reply)))
+    assert [f.message for f in found] == [
+        f"replies to {parent} ('Free shipping kicks in at $100, right?') on another topic"]
+
+
+def test_slack_thread_topics_passes_a_reply_on_the_same_topic(world: World) -> None:
+    parent, reply = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage WHERE thread_parent_id IS NULL "
+                                                      "ORDER BY ts LIMIT 2")]
+    world.conn.execute("UPDATE slackmessage SET text = 'Free shipping kicks in at $100, right?' WHERE id = ?", (parent,))
+    assert injected(world, "slack_thread_topics", reply,
+                    ("UPDATE slackmessage SET text = 'Free ground is over $150.', thread_parent_id = ? WHERE id = ?",
+                     (parent, reply))) == []

@@ -155,6 +155,12 @@ class Fidelity(_Data):
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
+    thread_topics: dict[str, str]
+    """What a Slack text is about (a regex per topic): a thread reply shares a topic with its parent."""
+
+    def thread_topics_of(self, text: str) -> set[str]:
+        """The ``thread_topics`` ``text`` is about."""
+        return {topic for topic, words in self.thread_topics.items() if re.search(words, text, re.IGNORECASE)}
 
     def brand_category(self, text: str, brand: str) -> set[str]:
         """The categories ``text`` names right after ``brand`` ("WD motherboard": motherboard)."""

@@ -675,6 +675,18 @@ def slack_actor_voice(r: Records) -> list[Finding]:
             if msg["author_id"] == actor and msg["channel_id"] in work]
 
 
+def slack_thread_topics(r: Records) -> list[Finding]:
+    """A Slack thread reply is on its parent's topic (``thread_topics``): a reply about something else reads
+    as an answer to the wrong message."""
+    found = []
+    for msg in r.messages.values():
+        parent = r.messages.get(msg["thread_parent_id"] or "")
+        if parent is not None and not r.rules.thread_topics_of(msg["text"]) & r.rules.thread_topics_of(parent["text"]):
+            found.append(Finding("slack_thread_topics", msg["id"], f"replies to {parent['id']} ({parent['text']!r}) "
+                                 "on another topic"))
+    return found
+
+
 def handbook_steps(r: Records) -> list[Finding]:
     """Every step the knowledge base prescribes can be done with the tools (``undoable_steps``)."""
     found = []
@@ -861,7 +873,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, brand_categories, slack_categories,
-    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
+    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

@@ -175,15 +175,10 @@ class ChatterMixin(GeneratorBase):
                              "reactions": {"+1": 3}, "thread_parent_id": None, "_reply_to": exc.id})
         self.dated_ids(messages, "msg", "ts", width=4)
         roots = {msg["_root"]: msg["id"] for msg in messages if "_root" in msg}
-        earlier: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for msg in messages:
+        for msg in messages:  # only an announcement's own reply is threaded: chatter starts no threads
             if "_reply_to" in msg:
                 msg["thread_parent_id"] = roots[msg.pop("_reply_to")]
-            elif "_root" not in msg and earlier[msg["channel_id"]] and self.rng.random() < 0.15:
-                msg["thread_parent_id"] = self.rng.choice(earlier[msg["channel_id"]][-5:])["id"]
             msg.pop("_root", None)
-            if msg["thread_parent_id"] is None:
-                earlier[msg["channel_id"]].append(msg)
         self.rows[m.SlackMessage] = messages
 
     def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str],
