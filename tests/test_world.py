@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "1f5ed42b57b68c1ca612ef479055cb7f3f95f1b9ba4d1bd4238217b36620b0c6"
+DEFAULT_WORLD_HASH = "5e9693a40d7ddc9702f1f5fb0f6e7c474fe9e75278ebf15fc2e2dfbcd7c5d8cb"
 
 
 @pytest.mark.slow
