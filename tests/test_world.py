@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5e9693a40d7ddc9702f1f5fb0f6e7c474fe9e75278ebf15fc2e2dfbcd7c5d8cb"
+DEFAULT_WORLD_HASH = "615dc1a195890d3aac8fbbc4d67b1cd02aa9634914ab86f22d5f4d003f6f1d02"
 
 
 @pytest.mark.slow
