@@ -669,7 +669,17 @@ def test_slack_voice_ranks_flags_a_vp_asking_who_can_approve(world: World) -> No
     found = injected(world, "slack_voice_ranks", msg,
                      ("UPDATE slackmessage SET author_id = ?, text = 'Customer is past window on a GPU. Who can approve?' "
                       "WHERE id = ?", (vp, msg)))
-    assert [f.message.split(";")[0] for f in found] == ["posted by a VP Operations"]
+    assert [f.message.split(":")[0] for f in found] == ["posted by a VP Operations (leadership); only lead/staff would say it"]
+
+
+def test_slack_voice_ranks_flags_a_billing_manager_coaching_support_agents(world: World) -> None:
+    manager, = one(world, "SELECT id FROM employee WHERE title = 'Billing Manager'")
+    msg, = one(world, "SELECT id FROM slackmessage WHERE channel_id NOT IN ('ch-general', 'ch-random') ORDER BY ts LIMIT 1")
+    found = injected(world, "slack_voice_ranks", msg,
+                     ("UPDATE slackmessage SET author_id = ?, text = 'Mary closed a ticket without a resolution note, "
+                      "please coach.' WHERE id = ?", (manager, msg)))
+    assert [f.message.split(":")[0] for f in found] == [
+        "posted by a Billing Manager (billing); only support/returns/leadership would say it"]
 
 
 def test_slack_voice_ranks_keeps_directors_out_of_floor_chatter(world: World) -> None:

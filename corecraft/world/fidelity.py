@@ -112,29 +112,36 @@ class Unserved(_Data):
 
 class Voice(_Data):
     pattern: str
-    ranks: list[str]
-    """The ranks (``SlackVoices.ranks``) whose members may post a Slack text matching ``pattern``."""
+    ranks: list[str] | None = None
+    """The ranks (``SlackVoices.ranks``) whose members may post a Slack text matching ``pattern`` (None: any)."""
+    departments: list[str] | None = None
+    """The departments whose members may post it (None: any)."""
 
 
 class SlackVoices(_Data):
     ranks: dict[str, str]
     """Seniority ranks, each with the titles in it (a regex; the first rank whose regex matches wins)."""
     work_ranks: list[str]
-    """The ranks who post a work-channel text no ``lines`` voice matches (floor-level chatter)."""
+    """The ranks who post a work-channel text no ``lines`` voice with ranks matches (floor-level chatter)."""
     lines: dict[str, Voice]
-    """What a line's voice says of its author: asking for approval, passing on a rumour, deciding."""
+    """What a line's voice says of its author: asking for approval, passing on a rumour, deciding, coaching
+    agents, shipping code."""
 
     def rank(self, title: str) -> str:
         """The rank of an employee with ``title``."""
         return next(rank for rank, titles in self.ranks.items() if re.search(titles, title))
 
-    def ranks_for(self, text: str, work: bool) -> set[str]:
-        """The ranks who may post ``text`` (in a work channel, or in #general/#random)."""
-        allowed = set(self.ranks) if not work else set(self.work_ranks)
-        voiced = [set(voice.ranks) for voice in self.lines.values() if re.search(voice.pattern, text, re.IGNORECASE)]
-        if voiced:
-            allowed = set.intersection(*voiced)
-        return allowed
+    def problem(self, text: str, employee: Row, work: bool) -> str | None:
+        """Why ``employee`` would not post ``text`` (in a work channel, or in #general/#random), or None."""
+        voiced = [voice for voice in self.lines.values() if re.search(voice.pattern, text, re.IGNORECASE)]
+        ranked = [set(voice.ranks) for voice in voiced if voice.ranks is not None]
+        ranks = set.intersection(*ranked) if ranked else set(self.work_ranks) if work else set(self.ranks)
+        if self.rank(employee["title"]) not in ranks:
+            return f"only {'/'.join(sorted(ranks))} would say it"
+        for voice in voiced:
+            if voice.departments is not None and employee["department"] not in voice.departments:
+                return f"only {'/'.join(voice.departments)} would say it"
+        return None
 
 
 class Fidelity(_Data):

@@ -696,16 +696,17 @@ def _work_channels(r: Records) -> set[str]:
 
 
 def slack_voice_ranks(r: Records) -> list[Finding]:
-    """A Slack line's voice fits its author's seniority (``slack_voices``): a manager does not ask who can
-    approve, a VP does not pass on a rumour or relay warehouse news."""
+    """A Slack line's voice fits its author's seniority and department (``slack_voices``): a manager does not
+    ask who can approve, a VP does not pass on a rumour or relay warehouse news, a billing manager does not
+    coach support agents."""
     voices, work = r.rules.slack_voices, _work_channels(r)
     found = []
     for msg in r.messages.values():
-        title = r.employees[msg["author_id"]]["title"]
-        ranks = voices.ranks_for(msg["text"], msg["channel_id"] in work)
-        if voices.rank(title) not in ranks:
-            found.append(Finding("slack_voice_ranks", msg["id"], f"posted by a {title}; only {'/'.join(sorted(ranks))} "
-                                 f"would say {msg['text']!r}"))
+        author = r.employees[msg["author_id"]]
+        problem = voices.problem(msg["text"], author, msg["channel_id"] in work)
+        if problem:
+            found.append(Finding("slack_voice_ranks", msg["id"], f"posted by a {author['title']} ({author['department']}); "
+                                 f"{problem}: {msg['text']!r}"))
     return found
 
 

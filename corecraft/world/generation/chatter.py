@@ -137,7 +137,7 @@ class ChatterMixin(GeneratorBase):
         records = self.slack_records()
         actor = min(e["id"] for e in self.rows[m.Employee] if e["title"] == "Support Agent I")
         voices = self.seeds.fidelity.slack_voices
-        rank = {e["id"]: voices.rank(e["title"]) for e in self.rows[m.Employee]}
+        employees = {e["id"]: e for e in self.rows[m.Employee]}
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
         said: set[str] = set()
@@ -164,12 +164,11 @@ class ChatterMixin(GeneratorBase):
                 pool = bank.slack[name] + bank.slack_reserve.get(name, [])
 
                 def speakers(text: str, channel: dict[str, Any] = channel, ts: datetime = ts) -> list[str]:
-                    """Who of the channel may post ``text``: of a rank its voice fits, the refund's maker if it
-                    says its author made one, never the task actor in a work channel."""
-                    ranks = voices.ranks_for(text, channel in work)
+                    """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
+                    maker if it says its author made one, never the task actor in a work channel."""
                     maker = self.refund_maker(text, ts, records)
                     return [e for e in ([maker] if maker else channel["members"])
-                            if rank[e] in ranks and not (e == actor and channel in work)]
+                            if not voices.problem(text, employees[e], channel in work) and not (e == actor and channel in work)]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
                     text = fill()
