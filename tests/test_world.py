@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "f37f257b95f9cd6dfca6f79e8377147d9f58c7d2a555d7158b47e5499df7276c"
+DEFAULT_WORLD_HASH = "e0182bff2bfe8befd165345a527416a5f5219aa553e871c43bf8efa5c5c31cef"
 
 
 @pytest.mark.slow

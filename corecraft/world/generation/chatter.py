@@ -37,6 +37,8 @@ from corecraft.world.generation.indexes import Arrivals, ClaimIndex
 
 LINE_FILLS = 12
 """After this many fillings that gave only lines said before, a Slack message is not posted."""
+SLACK_DRAWS = 3
+"""Slack draws (moment, order, channels) per message wanted, at most: a large world may run out of lines."""
 CLAIM_DRAWS = 48
 """How many orders that may bear out a Slack claim are drawn to pin it on (the message's own order first)."""
 
@@ -143,7 +145,10 @@ class ChatterMixin(GeneratorBase):
         said: set[str] = set()
         names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
         rules_said: set[str] = set()
-        for n in range(self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)):
+        wanted = self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)
+        for n in range(SLACK_DRAWS * wanted):  # a draw whose every channel has said all its fitting lines is dropped
+            if len(messages) == wanted:
+                break
             group = chatter if self.rng.random() < self.recipe.noise.offtopic_slack_rate else work
             first = self.rng.choice(group)
             order = self.rng.choice(orders)
