@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "b5b5e9c377fb010d8e85a92a865bb8f2fc90003cefb017eb83fa9d863efd6733"
+DEFAULT_WORLD_HASH = "d4be68579de957e112254114c4d47849edf01f55826966beb337e2ed7f2505a8"
 
 
 @pytest.mark.slow

@@ -641,3 +641,83 @@ def test_default_world_lints_clean(seed: int | None) -> None:
     """Zero findings: the generator's noise is deliberate (mismatched platforms, for one, are only
     ever built by a task's setup), on the pinned seed and on another."""
     assert lint(default_domain().store.open("default", seed)) == []
+
+
+def test_slack_thread_topics_flags_a_reply_on_another_topic(world: World) -> None:
+    parent, reply = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage WHERE thread_parent_id IS NULL "
+                                                      "ORDER BY ts LIMIT 2")]
+    world.conn.execute("UPDATE slackmessage SET text = 'Free shipping kicks in at $100, right?' WHERE id = ?", (parent,))
+    found = injected(world, "slack_thread_topics", reply,
+                     ("UPDATE slackmessage SET text = 'Return labels expire after 14 days.', thread_parent_id = ? "
+                      "WHERE id = ?", (parent, reply)))
+    assert [f.message for f in found] == [
+        f"replies to {parent} ('Free shipping kicks in at $100, right?') on another topic"]
+
+
+def test_slack_thread_topics_passes_a_reply_on_the_same_topic(world: World) -> None:
+    parent, reply = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage WHERE thread_parent_id IS NULL "
+                                                      "ORDER BY ts LIMIT 2")]
+    world.conn.execute("UPDATE slackmessage SET text = 'Free shipping kicks in at $100, right?' WHERE id = ?", (parent,))
+    assert injected(world, "slack_thread_topics", reply,
+                    ("UPDATE slackmessage SET text = 'Free ground is over $150.', thread_parent_id = ? WHERE id = ?",
+                     (parent, reply))) == []
+
+
+def test_slack_voice_ranks_flags_a_vp_asking_who_can_approve(world: World) -> None:
+    vp, = one(world, "SELECT id FROM employee WHERE title LIKE 'VP%'")
+    msg, = one(world, "SELECT id FROM slackmessage WHERE channel_id = 'ch-escalations' ORDER BY ts LIMIT 1")
+    found = injected(world, "slack_voice_ranks", msg,
+                     ("UPDATE slackmessage SET author_id = ?, text = 'Customer is past window on a GPU. Who can approve?' "
+                      "WHERE id = ?", (vp, msg)))
+    assert [f.message.split(":")[0] for f in found] == ["posted by a VP Operations (leadership); only lead/staff would say it"]
+
+
+def test_slack_voice_ranks_flags_a_billing_manager_coaching_support_agents(world: World) -> None:
+    manager, = one(world, "SELECT id FROM employee WHERE title = 'Billing Manager'")
+    msg, = one(world, "SELECT id FROM slackmessage WHERE channel_id NOT IN ('ch-general', 'ch-random') ORDER BY ts LIMIT 1")
+    found = injected(world, "slack_voice_ranks", msg,
+                     ("UPDATE slackmessage SET author_id = ?, text = 'Mary closed a ticket without a resolution note, "
+                      "please coach.' WHERE id = ?", (manager, msg)))
+    assert [f.message.split(":")[0] for f in found] == [
+        "posted by a Billing Manager (billing); only support/returns/leadership would say it"]
+
+
+def test_slack_voice_ranks_keeps_directors_out_of_floor_chatter(world: World) -> None:
+    vp, = one(world, "SELECT id FROM employee WHERE title LIKE 'VP%'")
+    msg, = one(world, "SELECT id FROM slackmessage WHERE channel_id = 'ch-escalations' ORDER BY ts LIMIT 1")
+    assert injected(world, "slack_voice_ranks", msg,
+                    ("UPDATE slackmessage SET author_id = ?, text = 'Label printer at east is back online.' WHERE id = ?",
+                     (vp, msg)))
+    world.conn.execute("UPDATE slackmessage SET channel_id = 'ch-general' WHERE id = ?", (msg,))
+    assert [f for f in lint(world) if f.check == "slack_voice_ranks" and f.entity_id == msg] == []
+
+
+def test_slack_new_hires_flags_a_welcome_to_someone_already_at_work(world: World) -> None:
+    first, last = one(world, "SELECT MIN(ts), MAX(ts) FROM slackmessage")
+    author, = one(world, "SELECT author_id FROM slackmessage WHERE ts = ?", first)
+    name, = one(world, "SELECT name FROM employee WHERE id = ?", author)
+    msg, = one(world, "SELECT id FROM slackmessage WHERE ts = ?", last)
+    found = injected(world, "slack_new_hires", msg,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (f"Welcome {name.split()[0]} to the team!", msg)))
+    assert [f.message.split(";")[0] for f in found] == [f"welcomes {name} as new"]
+
+
+def test_slack_raw_ids_flags_a_service_id_but_not_a_backticked_value(world: World) -> None:
+    msg, = one(world, "SELECT id FROM slackmessage ORDER BY ts LIMIT 1")
+    assert injected(world, "slack_raw_ids", msg,
+                    ("UPDATE slackmessage SET text = 'Pickup missed, usps_ground comes back tomorrow.' WHERE id = ?",
+                     (msg,)))[0].message == "writes the raw id 'usps_ground'"
+    world.conn.execute("UPDATE slackmessage SET text = 'Refund it with the `duplicate_charge` reason.' WHERE id = ?",
+                       (msg,))
+    assert [f for f in lint(world) if f.check == "slack_raw_ids" and f.entity_id == msg] == []
+
+
+def test_slack_sentence_repeats_flags_a_reminder_said_again_with_other_fills(world: World) -> None:
+    first, later = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage ORDER BY ts LIMIT 2")]
+    world.conn.execute("UPDATE slackmessage SET text = 'DOA window counts from delivery, not order date. Customer on "
+                       "tick-240101-001 is confused.' WHERE id = ?", (first,))
+    found = injected(world, "slack_sentence_repeats", later,
+                     ("UPDATE slackmessage SET text = 'DOA window counts from delivery, not order date. Customer on "
+                      "tick-250202-002 is confused.' WHERE id = ?", (later,)))
+    assert {f.message for f in found} == {f"repeats {first}'s 'doa window counts from delivery, not order date.'",
+                                          f"repeats {first}'s 'customer on # is confused.'"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from functools import cached_property, lru_cache, partial
@@ -110,6 +110,40 @@ class Unserved(_Data):
     instead: str
 
 
+class Voice(_Data):
+    pattern: str
+    ranks: list[str] | None = None
+    """The ranks (``SlackVoices.ranks``) whose members may post a Slack text matching ``pattern`` (None: any)."""
+    departments: list[str] | None = None
+    """The departments whose members may post it (None: any)."""
+
+
+class SlackVoices(_Data):
+    ranks: dict[str, str]
+    """Seniority ranks, each with the titles in it (a regex; the first rank whose regex matches wins)."""
+    work_ranks: list[str]
+    """The ranks who post a work-channel text no ``lines`` voice with ranks matches (floor-level chatter)."""
+    lines: dict[str, Voice]
+    """What a line's voice says of its author: asking for approval, passing on a rumour, deciding, coaching
+    agents, shipping code."""
+
+    def rank(self, title: str) -> str:
+        """The rank of an employee with ``title``."""
+        return next(rank for rank, titles in self.ranks.items() if re.search(titles, title))
+
+    def problem(self, text: str, employee: Row, work: bool) -> str | None:
+        """Why ``employee`` would not post ``text`` (in a work channel, or in #general/#random), or None."""
+        voiced = [voice for voice in self.lines.values() if re.search(voice.pattern, text, re.IGNORECASE)]
+        ranked = [set(voice.ranks) for voice in voiced if voice.ranks is not None]
+        ranks = set.intersection(*ranked) if ranked else set(self.work_ranks) if work else set(self.ranks)
+        if self.rank(employee["title"]) not in ranks:
+            return f"only {'/'.join(sorted(ranks))} would say it"
+        for voice in voiced:
+            if voice.departments is not None and employee["department"] not in voice.departments:
+                return f"only {'/'.join(voice.departments)} would say it"
+        return None
+
+
 class Fidelity(_Data):
     symptoms: dict[str, Symptom]
     slack_topics: dict[str, Symptom]
@@ -155,6 +189,16 @@ class Fidelity(_Data):
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
+    thread_topics: dict[str, str]
+    """What a Slack text is about (a regex per topic): a thread reply shares a topic with its parent."""
+    slack_voices: SlackVoices
+    """Which ranks may post which Slack lines: managers approve, directors and VPs announce and decide."""
+    new_hire: str
+    """Slack words welcoming a new hire (a regex): an employee named with them has no earlier record."""
+
+    def thread_topics_of(self, text: str) -> set[str]:
+        """The ``thread_topics`` ``text`` is about."""
+        return {topic for topic, words in self.thread_topics.items() if re.search(words, text, re.IGNORECASE)}
 
     def brand_category(self, text: str, brand: str) -> set[str]:
         """The categories ``text`` names right after ``brand`` ("WD motherboard": motherboard)."""
@@ -575,7 +619,18 @@ def days_past_window(when: datetime, tier: str, ship: Row | None, windows: dict[
     return late if late > 0 else None
 WAREHOUSE_OF_CITY = {"Edison, NJ": "east", "Columbus, OH": "central", "Reno, NV": "west"}
 """The warehouse a parcel leaves from, by the city of its first scan."""
-CARRIER_NAME = re.compile(r"\b(?:usps_ground|ups_ground|fedex_express|fedex_overnight)\b")
+CARRIER_LABELS = {"usps_ground": "USPS Ground", "ups_ground": "UPS Ground", "fedex_express": "FedEx Express",
+                  "fedex_overnight": "FedEx Overnight"}
+"""How people write each shipping method (Slack says "UPS Ground", never the ``ups_ground`` id)."""
+CARRIER_IDS = {label: method for method, label in CARRIER_LABELS.items()}
+CARRIER_NAME = re.compile(r"\b(?:usps_ground|ups_ground|fedex_express|fedex_overnight|USPS Ground|UPS Ground"
+                          r"|FedEx Express|FedEx Overnight)\b")
+"""A shipping method named by its id or its label (:data:`CARRIER_LABELS`)."""
+RAW_ID = re.compile(r"(?<![`\w-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![`\w-])")
+"""A raw snake_case id (``usps_ground``, ``refund_requested``) outside backticks: a record's value, not a word."""
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+REPEAT_WORDS = 5
+"""A sentence this long said twice in Slack (not a reply quoting it) is a templated repeat."""
 WAREHOUSE_NAME = re.compile(r"\b(?:east|central|west)\b")
 DOLLARS = re.compile(r"\$(\d[\d,]*\.\d{2})\b")
 TRACKING = re.compile(r"\b(?=[0-9A-Z]*\d)[0-9A-Z]{12,22}\b")
@@ -650,7 +705,8 @@ def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: F
             problems.append(f"says {label} of {order_id}; its records show no {claim.needs.replace('_', ' ')} "
                             f"as of {when:%Y-%m-%d}")
         elif "carrier" in backing:
-            quoted = {*CARRIER_NAME.findall(text), *WAREHOUSE_NAME.findall(text), *TRACKING.findall(text)}
+            quoted = {*(CARRIER_IDS.get(c, c) for c in CARRIER_NAME.findall(text)), *WAREHOUSE_NAME.findall(text),
+                      *TRACKING.findall(text)}
             wrong = quoted - {backing["carrier"], origin(backing), backing["tracking_number"]}
             problems += [f"says {label} of {order_id} with {w}; the shipment says otherwise" for w in sorted(wrong)]
         else:
@@ -698,7 +754,7 @@ def kb_edit_problems(text: str, when: datetime, tz: tzinfo, updated: dict[str, d
 
 
 QUOTED_ID = re.compile(r"\b(?:ord|tick|ship|pay|ref|res|esc)-\d{6}-\d{3}\b")
-_RULE_VALUES = re.compile(r"\$\d[\d,]*(?:\.\d{2})?|\b(?:usps_ground|ups_ground|fedex_express|fedex_overnight|east|central|west)\b")
+_RULE_VALUES = re.compile(rf"\$\d[\d,]*(?:\.\d{{2}})?|{CARRIER_NAME.pattern}|\b(?:east|central|west)\b")
 
 
 def rule_shape(text: str, rules: Fidelity) -> str | None:
@@ -710,6 +766,28 @@ def rule_shape(text: str, rules: Fidelity) -> str | None:
 
 
 TICKET_ID = re.compile(r"\btick-\d{6}-\d{3}\b")
+
+
+def fill_words(products: Iterable[Row], people: Iterable[Row]) -> re.Pattern[str]:
+    """The names a Slack line fills in besides carriers, warehouses and numbers: every product's name,
+    SKU and brand and every person's (employee's, customer's) name and first name (longest first)."""
+    names = {w for p in products for w in (p["name"], p["sku"], p["brand"])}
+    names |= {w for person in people for w in (person["name"], person["name"].split()[0])}
+    return re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in sorted(names, key=lambda n: (-len(n), n))))
+
+
+@lru_cache(maxsize=1 << 14)
+def said_sentences(text: str, names: re.Pattern[str]) -> frozenset[str]:
+    """The sentences of a Slack ``text`` that may be said only once, lower-cased, with what they fill in
+    blanked ("#": ``names`` (:func:`fill_words`), ids, carriers, warehouses, dates, amounts, numbers): at
+    least :data:`REPEAT_WORDS` words. A reminder with another carrier, product, ticket or order filled in is
+    the same reminder, and forty "delivered-not-received on <order>: GPS shows delivery 300m away" reports
+    read as one template."""
+    return frozenset(_FILLS.sub("#", names.sub("#", sentence)).lower() for sentence in SENTENCE.split(text)
+                     if len(sentence.split()) >= REPEAT_WORDS)
+
+
+_FILLS = re.compile(rf"{QUOTED_ID.pattern}|{TRACKING.pattern}|{CARRIER_NAME.pattern}|{WAREHOUSE_NAME.pattern}|\$?\d[\d,.:-]*\d|\d")
 
 
 def ticket_problems(text: str, ticket: Row, escalated: bool, held: Sequence[Row], named: Sequence[Row],

@@ -21,6 +21,7 @@ from corecraft.world import db, models
 from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
+    RAW_ID,
     RETURN_FOLLOW_UP,
     TICKET_ID,
     TRACKING,
@@ -33,11 +34,13 @@ from corecraft.world.fidelity import (
     days_past_window,
     distance_km,
     duration_problems,
+    fill_words,
     kb_edit_problems,
     ledger_problems,
     order_states,
     reference_problem,
     rule_shape,
+    said_sentences,
     spec_problems,
     stale_dates,
     status_problems,
@@ -669,10 +672,87 @@ def slack_actor_voice(r: Records) -> list[Finding]:
     """The default task actor posts no work-channel line: the agent never meets its own persona's
     claims (rumours included) as someone else's evidence."""
     actor = r.actor()
-    work = {c for c, row in r.channels.items() if row["name"] not in ("#general", "#random")}
+    work = _work_channels(r)
     return [Finding("slack_actor_voice", msg["id"], f"posted in {r.channels[msg['channel_id']]['name']} by the "
                     f"default actor {actor}") for msg in r.messages.values()
             if msg["author_id"] == actor and msg["channel_id"] in work]
+
+
+def slack_thread_topics(r: Records) -> list[Finding]:
+    """A Slack thread reply is on its parent's topic (``thread_topics``): a reply about something else reads
+    as an answer to the wrong message."""
+    found = []
+    for msg in r.messages.values():
+        parent = r.messages.get(msg["thread_parent_id"] or "")
+        if parent is not None and not r.rules.thread_topics_of(msg["text"]) & r.rules.thread_topics_of(parent["text"]):
+            found.append(Finding("slack_thread_topics", msg["id"], f"replies to {parent['id']} ({parent['text']!r}) "
+                                 "on another topic"))
+    return found
+
+
+def _work_channels(r: Records) -> set[str]:
+    """The ids of the channels for work (all but #general and #random)."""
+    return {c for c, row in r.channels.items() if row["name"] not in ("#general", "#random")}
+
+
+def slack_voice_ranks(r: Records) -> list[Finding]:
+    """A Slack line's voice fits its author's seniority and department (``slack_voices``): a manager does not
+    ask who can approve, a VP does not pass on a rumour or relay warehouse news, a billing manager does not
+    coach support agents."""
+    voices, work = r.rules.slack_voices, _work_channels(r)
+    found = []
+    for msg in r.messages.values():
+        author = r.employees[msg["author_id"]]
+        problem = voices.problem(msg["text"], author, msg["channel_id"] in work)
+        if problem:
+            found.append(Finding("slack_voice_ranks", msg["id"], f"posted by a {author['title']} ({author['department']}); "
+                                 f"{problem}: {msg['text']!r}"))
+    return found
+
+
+NEW_HIRE_DAYS = 21
+"""A new hire welcomed in Slack has no record from more than this many days before the welcome."""
+
+
+def slack_new_hires(r: Records) -> list[Finding]:
+    """A Slack welcome to a new hire (``new_hire``) names nobody who was already at work weeks before:
+    an employee with an earlier Slack post or refund approval is not new."""
+    first: dict[str, datetime] = {}
+    acts = [(m["author_id"], m["ts"]) for m in r.messages.values()]
+    acts += [(f["approved_by_id"], f["created_at"]) for f in r.refunds.values() if f["approved_by_id"]]
+    for who, when in acts:
+        first[who] = min(when, first.get(who, when))
+    found = []
+    for msg in r.messages.values():
+        if not re.search(r.rules.new_hire, msg["text"], re.IGNORECASE):
+            continue
+        for emp in r.employees.values():
+            since = first.get(emp["id"])
+            named = re.search(rf"\b{re.escape(emp['name'].split()[0])}\b", msg["text"])
+            if named and since is not None and since < msg["ts"] - timedelta(days=NEW_HIRE_DAYS):
+                found.append(Finding("slack_new_hires", msg["id"], f"welcomes {emp['name']} as new; they were at "
+                                     f"work on {since:%Y-%m-%d}"))
+    return found
+
+
+def slack_raw_ids(r: Records) -> list[Finding]:
+    """Slack is written in words: no raw snake_case id (``usps_ground``) outside backticks."""
+    return [Finding("slack_raw_ids", msg["id"], f"writes the raw id {hit!r}")
+            for msg in r.messages.values() for hit in RAW_ID.findall(msg["text"])]
+
+
+def slack_sentence_repeats(r: Records) -> list[Finding]:
+    """A sentence (``said_sentences``: a policy reminder, a question) is posted once: the same words from
+    several people on several days read as a template, unless the later one replies to the first."""
+    first: dict[str, Row] = {}
+    found = []
+    names = fill_words(r.products.values(), [*r.employees.values(), *r.customers.values()])
+    for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
+        for sentence in sorted(said_sentences(msg["text"], names)):
+            earlier = first.setdefault(sentence, msg)
+            if earlier is not msg and msg["thread_parent_id"] != earlier["id"]:
+                found.append(Finding("slack_sentence_repeats", msg["id"], f"repeats {earlier['id']}'s {sentence!r}"))
+    return found
 
 
 def handbook_steps(r: Records) -> list[Finding]:
@@ -861,7 +941,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, brand_categories, slack_categories,
-    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
+    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
+    slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.fidelity import (
+    CARRIER_LABELS,
     DURATION_CLAIMS,
     OrderStory,
     SlackClaim,
@@ -21,11 +22,13 @@ from corecraft.world.fidelity import (
     claim_backing,
     claim_problems,
     duration_problems,
+    fill_words,
     kb_edit_problems,
     ledger_problems,
     measure,
     origin,
     rule_shape,
+    said_sentences,
     stale_dates,
     symptom_problems,
 )
@@ -33,9 +36,16 @@ from corecraft.world.generation.base import GeneratorBase
 from corecraft.world.generation.indexes import Arrivals, ClaimIndex
 
 LINE_FILLS = 12
-"""After this many fillings that gave only lines said before, a Slack message repeats the first of them."""
+"""After this many fillings that gave only lines said before, a Slack message is not posted."""
+SLACK_DRAWS = 3
+"""Slack draws (moment, order, channels) per message wanted, at most: a large world may run out of lines."""
 CLAIM_DRAWS = 48
 """How many orders that may bear out a Slack claim are drawn to pin it on (the message's own order first)."""
+
+
+def _blanked(template: str) -> str:
+    """``template`` with its placeholders filled as ``said_sentences`` blanks them (a number)."""
+    return re.sub(r"\{\w+\}", "0", template)
 
 
 @dataclass(frozen=True)
@@ -128,40 +138,60 @@ class ChatterMixin(GeneratorBase):
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         records = self.slack_records()
         actor = min(e["id"] for e in self.rows[m.Employee] if e["title"] == "Support Agent I")
+        voices = self.seeds.fidelity.slack_voices
+        employees = {e["id"]: e for e in self.rows[m.Employee]}
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
+        said: set[str] = set()
+        names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
         rules_said: set[str] = set()
-        for n in range(self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)):
-            channel = self.rng.choice(chatter if self.rng.random() < self.recipe.noise.offtopic_slack_rate else work)
+        wanted = self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)
+        for n in range(SLACK_DRAWS * wanted):  # a draw whose every channel has said all its fitting lines is dropped
+            if len(messages) == wanted:
+                break
+            group = chatter if self.rng.random() < self.recipe.noise.offtopic_slack_rate else work
+            first = self.rng.choice(group)
             order = self.rng.choice(orders)
             ticket = tickets.get(order["id"])
             low = max(order["created_at"], slack_start)
             ts = self.between(low, self.now)
             values = self.placeholders(None, order, self.rng.choice(products), ships.get(order["id"]),
                                        ticket["id"] if ticket else f"tick-{order['id'][4:]}", ts)
+            values["carrier"] = CARRIER_LABELS[values["carrier"]]
             if ticket is None:
                 values["ticket_id"] = self.rng.choice(self.rows[m.SupportTicket])["id"]
-            name = channel["name"][1:]
-            drawn = self.rng.choice(bank.slack[name])
-            authors = frozenset(channel["members"]) - ({actor} if channel in work else set())
-            story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]), authors)
             rng = self.local_rng("slack", str(n))
-            pool = bank.slack[name] + bank.slack_reserve.get(name, [])
-            spare = [line for lines in bank.slack_reserve.values() for line in lines if "{" not in line]
-            text = self.fresh_line(((c, partial(self.slack_text, c, dict(values), story, records, rng))
-                                    for c in [drawn, *rng.sample(pool, len(pool)), *spare]), used, rules_said)
+            for channel in [first, *rng.sample([c for c in group if c is not first], len(group) - 1)]:
+                # a channel whose every fitting line was said stays quiet: the message goes to the next one
+                name = channel["name"][1:]
+                authors = frozenset(channel["members"]) - ({actor} if channel in work else set())
+                story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]), authors)
+                pool = bank.slack[name] + bank.slack_reserve.get(name, [])
+
+                def speakers(text: str, channel: dict[str, Any] = channel, ts: datetime = ts) -> list[str]:
+                    """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
+                    maker if it says its author made one, never the task actor in a work channel."""
+                    maker = self.refund_maker(text, ts, records)
+                    return [e for e in ([maker] if maker else channel["members"])
+                            if not voices.problem(text, employees[e], channel in work) and not (e == actor and channel in work)]
+
+                def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
+                    text = fill()
+                    return text if text is not None and speakers(text) else None
+
+                text = self.fresh_line(((c, partial(voiced, partial(self.slack_text, c, dict(values), story, records, rng)))
+                                        for c in [rng.choice(bank.slack[name]), *rng.sample(pool, len(pool))]),
+                                       used, said, rules_said, names)
+                if text is not None:
+                    break
             if text is None:
-                raise ValueError(f"no Slack line for message {n} in #{name} fits the records; "
-                                 "add lines to slack_reserve in phrases.yaml")
+                continue
             used.add(text)
+            said |= said_sentences(text, names)
             shape = rule_shape(text, self.seeds.fidelity)
             if shape:
                 rules_said.add(shape)
-            author = self.rng.choice(channel["members"])
-            if author == actor and channel in work:
-                author = rng.choice([e for e in channel["members"] if e != actor])
-            author = self.refund_maker(text, ts, records) or author
-            messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
+            messages.append({"_order": n, "channel_id": channel["id"], "author_id": rng.choice(speakers(text)),
                              "text": text, "ts": ts, "reactions": self.reactions(), "thread_parent_id": None})
         director = next(e for e in self.rows[m.Employee] if e["department"] == "leadership")
         returns_lead = next((e for e in self.rows[m.Employee] if e["title"] == "Returns Lead"), director)
@@ -175,44 +205,38 @@ class ChatterMixin(GeneratorBase):
                              "reactions": {"+1": 3}, "thread_parent_id": None, "_reply_to": exc.id})
         self.dated_ids(messages, "msg", "ts", width=4)
         roots = {msg["_root"]: msg["id"] for msg in messages if "_root" in msg}
-        earlier: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for msg in messages:
+        for msg in messages:  # only an announcement's own reply is threaded: chatter starts no threads
             if "_reply_to" in msg:
                 msg["thread_parent_id"] = roots[msg.pop("_reply_to")]
-            elif "_root" not in msg and earlier[msg["channel_id"]] and self.rng.random() < 0.15:
-                msg["thread_parent_id"] = self.rng.choice(earlier[msg["channel_id"]][-5:])["id"]
             msg.pop("_root", None)
-            if msg["thread_parent_id"] is None:
-                earlier[msg["channel_id"]].append(msg)
         self.rows[m.SlackMessage] = messages
 
-    def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str],
-                   rules_said: set[str]) -> str | None:
-        """Of the templates and their fillings (None: it does not fit), the first line that fits, is new and
-        restates no standing rule with other values; when every fitting line was said before (a scaled-up
-        world), the first that was.
+    def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str], said: set[str],
+                   rules_said: set[str], names: re.Pattern[str]) -> str | None:
+        """Of the templates and their fillings (None: it does not fit), the first line that fits, is new,
+        repeats no sentence ``said`` before (``said_sentences``: a policy reminder is said once) and restates
+        no standing rule with other values; None when there is none.
 
-        A template without placeholders fills in as itself (or not at all) and draws nothing, so it is not
-        filled when its line could not be the answer (said before, with a repeat already found; or new but
-        restating a rule); and once :data:`LINE_FILLS` fillings found only lines said before, the first of
-        them is taken. In a large world most lines were said before, and filling every template again for
-        each message would make the build quadratic (the default world never needs more than 11)."""
-        repeat = None
+        A template whose own words repeat a sentence said before, or (without placeholders) was said or
+        restates a rule, is not filled; and once :data:`LINE_FILLS` fillings gave only lines said before,
+        the search stops. In a large world most lines were said before, and filling every template again
+        for each message would make the build quadratic."""
         fills = 0
         for template, fill in lines:
-            if repeat is not None and fills >= LINE_FILLS:
+            if fills >= LINE_FILLS:
                 break
-            if "{" not in template and ((template in used and repeat is not None) or (
-                    template not in used and rule_shape(template, self.seeds.fidelity) in rules_said)):
+            if said_sentences(_blanked(template), names) & said or ("{" not in template and (
+                    template in used or rule_shape(template, self.seeds.fidelity) in rules_said)):
                 continue
-            fills += 1
             line = fill()
-            if line is None or (line not in used and rule_shape(line, self.seeds.fidelity) in rules_said):
+            if line is None:
                 continue
-            if line not in used:
+            if line in used or said_sentences(line, names) & said:
+                fills += 1
+                continue
+            if rule_shape(line, self.seeds.fidelity) not in rules_said:
                 return line
-            repeat = repeat or line
-        return repeat
+        return None
 
     def slack_records(self) -> _SlackRecords:
         """The records Slack text is derived from, indexed for the generator."""
@@ -286,7 +310,7 @@ class ChatterMixin(GeneratorBase):
         order, ship = about.order, about.ship
         values: dict[str, Any] = {"order_id": order["id"], "amount": f"{order['total']:.2f}"}
         if ship:
-            values.update(carrier=ship["carrier"], tracking=ship["tracking_number"])
+            values.update(carrier=CARRIER_LABELS[ship["carrier"]], tracking=ship["tracking_number"])
             values["warehouse"] = origin(ship) or values.get("warehouse")
         refund = next((b for b in (claim_backing(c, ts, about) for c in claims) if b and "reason" in b), None)
         lines = {ln["id"]: ln for ln in records.lines[order["id"]]}
