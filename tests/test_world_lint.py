@@ -302,6 +302,17 @@ def test_outcome_fit_flags_a_resolution_that_misses_the_issue(world: World) -> N
     assert len(found) == 1 and "recommendation_provided" in found[0].message
 
 
+def test_price_adjustments_flags_a_refund_without_a_price_drop_and_a_text_quoting_another_amount(world: World) -> None:
+    refund, ticket, amount = pick(world, "price_adjustments",
+                                  "SELECT id, ticket_id, amount FROM refund WHERE ticket_id IS NOT NULL ORDER BY id")
+    found = injected(world, "price_adjustments", refund,
+                     ("UPDATE refund SET reason = 'price_adjustment' WHERE id = ?", (refund,)),
+                     ("UPDATE supportticket SET body = 'It is now $1.23 cheaper on your site.' WHERE id = ?", (ticket,)))
+    assert len(found) == 1 and f"refunds ${amount:.2f}" in found[0].message and "days not adjusted before: " in found[0].message
+    quoted = [f for f in lint(world) if f.check == "price_adjustments" and f.entity_id == ticket]
+    assert len(quoted) == 1 and "$1.23 cheaper" in quoted[0].message
+
+
 def test_outcome_fit_flags_a_double_charge_refunded_as_price_adjustment(world: World) -> None:
     refund, ticket = pick(world, "outcome_fit", "SELECT id, ticket_id FROM refund WHERE ticket_id IS NOT NULL ORDER BY id")
     found = injected(world, "outcome_fit", refund,

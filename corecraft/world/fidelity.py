@@ -564,6 +564,34 @@ def reference_problem(ticket: Row, quoted: Row) -> str | None:
     return None
 
 
+def price_at(product: Row, when: datetime) -> float:
+    """A product's price at ``when``: the first ``price_history`` step still in force, else today's."""
+    for step in product["specs"].get("price_history", []):
+        if when < datetime.fromisoformat(step["until"]):
+            return float(step["price"])
+    return float(product["price"])
+
+
+def lowest_price(product: Row, start: datetime, end: datetime) -> float:
+    """The lowest price ``product`` sold at from ``start`` to ``end`` (its price history, then today's)."""
+    moments = [start, end] + [until for step in product["specs"].get("price_history", [])
+                              if start <= (until := datetime.fromisoformat(step["until"])) <= end]
+    return min(price_at(product, moment) for moment in moments)
+
+
+def price_drops(lines: Sequence[Row], products: dict[str, Row], bought: datetime, asked: datetime,
+                window_days: int) -> list[tuple[Row, float]]:
+    """The order's lines whose product sold for less than was paid within ``window_days`` of ``bought``
+    (and by ``asked``), each with what a price adjustment refunds for it: (paid - lowest) x quantity."""
+    end = min(bought + timedelta(days=window_days), asked)
+    drops = []
+    for line in lines:
+        lower = lowest_price(products[line["product_id"]], bought, end)
+        if line["unit_price"] - lower > 0.005:
+            drops.append((line, round((line["unit_price"] - lower) * line["quantity"] + 1e-9, 2)))
+    return drops
+
+
 def days_past_window(when: datetime, tier: str, ship: Row | None, windows: dict[str, int]) -> int | None:
     """How many days past the ``tier``'s return window (counted from delivery) ``when`` is, if it is past
     (None: within it, or not delivered)."""

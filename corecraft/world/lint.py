@@ -36,6 +36,8 @@ from corecraft.world.fidelity import (
     kb_edit_problems,
     ledger_problems,
     order_states,
+    price_at,
+    price_drops,
     reference_problem,
     rule_shape,
     spec_problems,
@@ -447,12 +449,35 @@ def repeat_orders(r: Records) -> list[Finding]:
     return found
 
 
-def price_at(product: Row, when: datetime) -> float:
-    """A product's price at ``when``: the first ``price_history`` step still in force, else today's."""
-    for step in product["specs"].get("price_history", []):
-        if when < datetime.fromisoformat(step["until"]):
-            return float(step["price"])
-    return float(product["price"])
+PRICE_DROP_QUOTE = re.compile(r"\$(\d[\d,]*\.\d{2}) cheaper")
+
+
+def price_adjustments(r: Records) -> list[Finding]:
+    """A price adjustment refunds a real drop: a product of the order sold for less within
+    ``price_adjustment_days`` of the order (its price history), by (paid - lower price) x quantity for the
+    line; the ticket asking for it quotes that amount."""
+    found = []
+    adjusted: set[str] = set()
+    for ref in sorted(r.refunds.values(), key=lambda x: (x["created_at"], x["id"])):
+        if ref["reason"] != "price_adjustment":
+            continue
+        order = r.orders[r.payments[ref["payment_id"]]["order_id"]]
+        drops = price_drops([ln for ln in r.lines.get(order["id"], []) if ln["id"] not in adjusted], r.products,
+                            order["created_at"], ref["created_at"], r.policy.price_adjustment_days)
+        line = next((line for line, amount in drops if abs(amount - ref["amount"]) < CENT), None)
+        if line is not None:
+            adjusted.add(line["id"])
+        else:
+            shown = ", ".join(f"{line['product_id']} ${amount:.2f}" for line, amount in drops) or "none"
+            found.append(Finding("price_adjustments", ref["id"], f"refunds ${ref['amount']:.2f} on {order['id']} as a "
+                                 f"price adjustment; price drops within {r.policy.price_adjustment_days} days "
+                                 f"not adjusted before: {shown}"))
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        quoted = PRICE_DROP_QUOTE.findall(f"{ticket['subject']}\n{ticket['body']}") if ticket else []
+        found += [Finding("price_adjustments", ticket["id"], f"says it is ${q} cheaper, but {ref['id']} refunds "
+                          f"${ref['amount']:.2f}") for q in quoted
+                  if ticket and abs(float(q.replace(",", "")) - ref["amount"]) >= CENT]
+    return found
 
 
 def order_compatibility(r: Records) -> list[Finding]:
@@ -855,8 +880,8 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
-    price_change_moments, price_steps, order_prices, repeat_orders, order_compatibility, build_dates, text_durations,
-    delivery_claims, outcome_fit, ledger_claims,
+    price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
+    text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
