@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "54215bf59c54b762ec5f847f3e7443d65451d42d5158d1e98e33faeba0bc1ae2"
+DEFAULT_WORLD_HASH = "5dd82605211865de3f874b044109523007d409a0c75356f56a4c633e3d99ef7b"
 
 
 @pytest.mark.slow

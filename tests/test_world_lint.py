@@ -652,3 +652,18 @@ def test_default_world_lints_clean(seed: int | None) -> None:
     """Zero findings: the generator's noise is deliberate (mismatched platforms, for one, are only
     ever built by a task's setup), on the pinned seed and on another."""
     assert lint(default_domain().store.open("default", seed)) == []
+
+
+def test_ticket_budgets_flags_a_cad_workstation_for_250_dollars(world: World) -> None:
+    ticket, = pick(world, "ticket_budgets", "SELECT id FROM supportticket WHERE order_id IS NULL ORDER BY id")
+    found = injected(world, "ticket_budgets", ticket, (
+        "UPDATE supportticket SET body = ? WHERE id = ?",
+        ("Our office needs 3 workstations for CAD and light rendering. Budget $250 each. Parts list?", ticket)))
+    assert [f.message for f in found] == ["quotes $250 for cad workstation, not within $1,500-$5,000"]
+
+
+def test_a_budget_is_folded_into_the_range_of_what_is_asked() -> None:
+    rules = default_domain().seeds.fidelity
+    template = "Our office needs 3 workstations for CAD and light rendering. Budget ${amount} each."
+    assert rules.budget(template, 2512.0) == "2500"
+    assert 1500 <= int(rules.budget(template, 250.0)) <= 5000 and rules.budget("Budget ${amount}.", 260.0) == "250"

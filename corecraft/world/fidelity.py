@@ -63,6 +63,12 @@ class SpecClaim(_Data):
     spec: str
 
 
+class Budget(_Data):
+    pattern: str
+    low: int
+    high: int
+
+
 class ExceptionRequest(_Data):
     pattern: str
     ask: str
@@ -155,6 +161,23 @@ class Fidelity(_Data):
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
+    budgets: dict[str, Budget]
+    """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
+
+    def budget_problems(self, text: str) -> list[str]:
+        """Sentences on every budget or price ``text`` quotes outside the range for what it asks."""
+        return [f"quotes ${amount:,} for {name.replace('_', ' ')}, not within ${rule.low:,}-${rule.high:,}"
+                for name, rule in self.budgets.items() for found in re.findall(rule.pattern, text)
+                if not rule.low <= (amount := int(found.replace(",", ""))) <= rule.high]
+
+    def budget(self, template: str, drawn: float) -> str:
+        """The round figure (to $50) a pre-sales ``template`` quotes for ``drawn``: folded into the range of
+        what the template asks, if one of ``budgets`` fits it."""
+        amount = max(50, round(drawn / 50) * 50)
+        for rule in self.budgets.values():
+            if re.search(rule.pattern, template.replace("{amount}", "0")) and not rule.low <= amount <= rule.high:
+                amount = rule.low + amount % (rule.high - rule.low + 50)
+        return str(amount)
 
     def brand_category(self, text: str, brand: str) -> set[str]:
         """The categories ``text`` names right after ``brand`` ("WD motherboard": motherboard)."""

@@ -633,6 +633,13 @@ def brand_categories(r: Records) -> list[Finding]:
             for problem in r.rules.brand_category_problems(text, r.brands)]
 
 
+def ticket_budgets(r: Records) -> list[Finding]:
+    """A budget or price a ticket quotes is plausible for what it asks (``budgets``): a CAD workstation
+    costs thousands, not $250."""
+    return [Finding("ticket_budgets", t["id"], problem) for t in r.tickets.values()
+            for problem in r.rules.budget_problems(f"{t['subject']}\n{t['body']}")]
+
+
 def slack_categories(r: Records) -> list[Finding]:
     """Slack talk fits the products and brands it names (``symptoms`` and ``slack_topics``): BIOS talk
     is about boards and CPUs of brands that make them, a cracked card is a graphics card."""
@@ -885,7 +892,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, brand_categories, slack_categories,
+    slack_tickets, brand_categories, ticket_budgets, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -238,8 +238,8 @@ class SupportMixin(GeneratorBase):
                 return None
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
-        if story.order is None:  # a budget or a price heard of: a round figure
-            values["amount"] = str(max(50, round(float(values["amount"]) / 50) * 50))
+        if story.order is None:  # a budget or a price heard of: a round figure, plausible for what is asked
+            values["amount"] = rules.budget(template, float(values["amount"]))
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
             share = rng.uniform(0.03, 0.1)
             values["amount"] = values.get("refund_amount") or f"{product['price'] * share:.2f}"
