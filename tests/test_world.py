@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5dd82605211865de3f874b044109523007d409a0c75356f56a4c633e3d99ef7b"
+DEFAULT_WORLD_HASH = "fde699f786f669520b496a7e903b864ea523d562cdb673f71bb9d9199042c2be"
 
 
 @pytest.mark.slow

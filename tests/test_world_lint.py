@@ -667,3 +667,11 @@ def test_a_budget_is_folded_into_the_range_of_what_is_asked() -> None:
     template = "Our office needs 3 workstations for CAD and light rendering. Budget ${amount} each."
     assert rules.budget(template, 2512.0) == "2500"
     assert 1500 <= int(rules.budget(template, 250.0)) <= 5000 and rules.budget("Budget ${amount}.", 260.0) == "250"
+
+
+def test_product_model_years_flags_a_model_year_long_after_the_release(world: World) -> None:
+    product, name, released = pick(world, "product_model_years",
+                                   "SELECT id, name, json_extract(specs, '$.released') FROM product ORDER BY id")
+    found = injected(world, "product_model_years", product,
+                     ("UPDATE product SET name = ? WHERE id = ?", (f"{name} (2030)", product)))
+    assert [f.message for f in found] == [f"is the 2030 model, released {released}"]

@@ -633,6 +633,17 @@ def brand_categories(r: Records) -> list[Finding]:
             for problem in r.rules.brand_category_problems(text, r.brands)]
 
 
+MODEL_YEAR = re.compile(r"\((20\d\d)\)")
+
+
+def product_model_years(r: Records) -> list[Finding]:
+    """A product named for a model year ("Corsair RM850x (2024)") came out no earlier than the year before
+    it (``specs.released``)."""
+    return [Finding("product_model_years", p["id"], f"is the {year} model, released {p['specs']['released']}")
+            for p in r.products.values() for year in MODEL_YEAR.findall(p["name"])
+            if int(p["specs"]["released"][:4]) < int(year) - 1]
+
+
 def ticket_budgets(r: Records) -> list[Finding]:
     """A budget or price a ticket quotes is plausible for what it asks (``budgets``): a CAD workstation
     costs thousands, not $250."""
@@ -892,7 +903,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, brand_categories, ticket_budgets, slack_categories,
+    slack_tickets, brand_categories, ticket_budgets, product_model_years, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""
