@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "fde699f786f669520b496a7e903b864ea523d562cdb673f71bb9d9199042c2be"
+DEFAULT_WORLD_HASH = "8ef776e1490ea880042f220758ce21b8150e39fd6df267f52a5c121492cf31ab"
 
 
 @pytest.mark.slow

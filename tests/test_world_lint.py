@@ -378,7 +378,7 @@ def test_status_claims_flags_a_parcel_not_received_after_its_return(world: World
                                                            ticket))
     found = [f.message for f in lint(world) if f.check == "status_claims" and f.entity_id == "tick-999999-001"]
     assert found == ["says 'tracking says delivered' (tracking delivered) but the records show an order not returned "
-                     "at the time"], order
+                     "and not in hand at the time"], order
 
 
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
@@ -675,3 +675,16 @@ def test_product_model_years_flags_a_model_year_long_after_the_release(world: Wo
     found = injected(world, "product_model_years", product,
                      ("UPDATE product SET name = ? WHERE id = ?", (f"{name} (2030)", product)))
     assert [f.message for f in found] == [f"is the 2030 model, released {released}"]
+
+
+def test_status_claims_flags_never_received_after_a_ticket_about_the_part_in_hand(world: World) -> None:
+    ticket, customer, order, created = pick(
+        world, "status_claims", "SELECT t.id, t.customer_id, t.order_id, t.created_at FROM supportticket t JOIN shipment s "
+        "ON s.order_id = t.order_id WHERE s.delivered_at < t.created_at ORDER BY t.id")
+    earlier = db.encode_datetime(db.decode_datetime(created, world.tz) - timedelta(hours=1))
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = 'Tracking says delivered but nothing here.' WHERE id = ?", (ticket,)),
+                     ("INSERT INTO supportticket (id, customer_id, order_id, type, channel, priority, status, subject, body, "
+                      "created_at, updated_at) VALUES ('tick-000101-901', ?, ?, 'troubleshooting', 'email', 'high', 'closed', "
+                      "'DOA', 'It is dead on arrival.', ?, ?)", (customer, order, earlier, earlier)))
+    assert len(found) == 1 and found[0].message.endswith("an order not in hand at the time")

@@ -437,6 +437,10 @@ RECENT_DELIVERY_DAYS = 2
 """How many calendar days after delivery a customer may say the parcel 'just arrived'."""
 
 
+HELD_TICKET_TYPES = ("troubleshooting", "return")
+"""Ticket types written by a customer who has the order's goods (a part to fix or to send back)."""
+
+
 def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: Sequence[Row],
                  earlier_tickets: Sequence[Row] = ()) -> set[str]:
     """The states (``status_claims``' words) ``order`` was in at ``when`` (``earlier_tickets``: the tickets
@@ -460,6 +464,9 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
     returned = any(x["lines"] for x in refunds_before) or any(
         t["type"] == "return" and t["order_id"] == order["id"] and t["created_at"] < when for t in earlier_tickets)
     states.add("returned" if returned else "not_returned")
+    in_hand = any(t["type"] in HELD_TICKET_TYPES and t["order_id"] == order["id"] and t["created_at"] < when
+                  for t in earlier_tickets)
+    states.add("in_hand" if in_hand else "not_in_hand")
     if order["status"] == "cancelled" and order["updated_at"] <= when:
         states.add("cancelled")
     if order["status"] == "backorder" and not shipped:
