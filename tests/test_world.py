@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "8ef776e1490ea880042f220758ce21b8150e39fd6df267f52a5c121492cf31ab"
+DEFAULT_WORLD_HASH = "568901efce648d6b27b7052be8e9c2b71c365598c5770a57038cb66c0e66dfd7"
 
 
 @pytest.mark.slow

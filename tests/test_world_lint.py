@@ -688,3 +688,11 @@ def test_status_claims_flags_never_received_after_a_ticket_about_the_part_in_han
                       "created_at, updated_at) VALUES ('tick-000101-901', ?, ?, 'troubleshooting', 'email', 'high', 'closed', "
                       "'DOA', 'It is dead on arrival.', ?, ?)", (customer, order, earlier, earlier)))
     assert len(found) == 1 and found[0].message.endswith("an order not in hand at the time")
+
+
+def test_ticket_priorities_flags_a_triaged_burning_smell_left_normal(world: World) -> None:
+    ticket, = pick(world, "ticket_priorities", "SELECT id FROM supportticket WHERE status != 'new' AND priority = 'normal' "
+                   "ORDER BY id")
+    found = injected(world, "ticket_priorities", ticket, (
+        "UPDATE supportticket SET body = 'There is a burning smell coming from my PC.' WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == ["is normal priority, the rules make it high"]

@@ -161,8 +161,19 @@ class Fidelity(_Data):
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
+    high_priority: str
+    """Ticket words that make it high priority (a regex): a DOA item or a safety issue."""
     budgets: dict[str, Budget]
     """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
+
+    def ticket_priority(self, kind: str, text: str, order_total: float | None, tier: str) -> str:
+        """The KB's priority for a ticket of type ``kind`` saying ``text``: high for a DOA item, a safety issue,
+        an order over $2,000 or a platinum customer; low for a general question (recommendation, other);
+        else normal."""
+        if (order_total is not None and order_total > HIGH_PRIORITY_TOTAL) or tier == "platinum" \
+                or re.search(self.high_priority, text, re.IGNORECASE):
+            return "high"
+        return "low" if kind in ("recommendation", "other") else "normal"
 
     def budget_problems(self, text: str) -> list[str]:
         """Sentences on every budget or price ``text`` quotes outside the range for what it asks."""
@@ -436,6 +447,9 @@ RECENT_ORDER_DAYS = 2.0
 RECENT_DELIVERY_DAYS = 2
 """How many calendar days after delivery a customer may say the parcel 'just arrived'."""
 
+
+HIGH_PRIORITY_TOTAL = 2000.0
+"""An order total over which (strictly) a ticket about the order is high priority."""
 
 HELD_TICKET_TYPES = ("troubleshooting", "return")
 """Ticket types written by a customer who has the order's goods (a part to fix or to send back)."""

@@ -633,6 +633,19 @@ def brand_categories(r: Records) -> list[Finding]:
             for problem in r.rules.brand_category_problems(text, r.brands)]
 
 
+def ticket_priorities(r: Records) -> list[Finding]:
+    """A triaged ticket (not ``new``) has the KB's priority: high for a DOA item or a safety issue in its
+    words (``high_priority``), an order over $2,000 or a platinum customer; low for a general question."""
+    found = []
+    for t in r.tickets.values():
+        order = r.orders.get(t["order_id"] or "")
+        rule = r.rules.ticket_priority(t["type"], f"{t['subject']}\n{t['body']}", order["total"] if order else None,
+                                       r.customers[t["customer_id"]]["loyalty_tier"])
+        if t["status"] != "new" and t["priority"] != rule:
+            found.append(Finding("ticket_priorities", t["id"], f"is {t['priority']} priority, the rules make it {rule}"))
+    return found
+
+
 MODEL_YEAR = re.compile(r"\((20\d\d)\)")
 
 
@@ -903,7 +916,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, brand_categories, ticket_budgets, product_model_years, slack_categories,
+    slack_tickets, brand_categories, ticket_budgets, product_model_years, ticket_priorities, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""

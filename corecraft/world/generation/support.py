@@ -128,13 +128,9 @@ class SupportMixin(GeneratorBase):
             status = "new" if roll < 0.45 else "open" if roll < 0.8 else "pending_customer"
         else:
             status = "closed" if roll < 0.45 else "resolved" if roll < 0.85 else "open" if roll < 0.93 else "pending_customer"
-        if order is not None and (order["total"] > 2000 or customer["loyalty_tier"] == "platinum"):
-            priority = "high"
-        elif kind in ("recommendation", "other"):
-            priority = "low"
-        else:
-            priority = "normal"
-        if self.rng.random() < 0.1:  # mis-triaged on intake
+        priority = self.seeds.fidelity.ticket_priority(kind, "", order["total"] if order else None,
+                                                       customer["loyalty_tier"])
+        if self.rng.random() < 0.1:  # mis-triaged on intake; triage sets it by the rules (once not new)
             priority = self.rng.choice(["low", "normal", "high"])
         team = staff[TYPE_DEPARTMENT[kind]]
         assignee = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)["id"]
@@ -353,6 +349,11 @@ class SupportMixin(GeneratorBase):
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
             t.pop("_named")
+            if t["status"] != "new":  # triaged: the priority follows the KB's rules, the text's words too
+                order = orders.get(t["order_id"] or "")
+                t["priority"] = self.seeds.fidelity.ticket_priority(
+                    t["type"], f"{t['subject']}\n{t['body']}", order["total"] if order else None,
+                    tiers[t["customer_id"]])
         self.dated_ids(refunds, "ref", "created_at")
         self.dated_ids(resolutions, "res", "created_at")
         self.dated_ids(escalations, "esc", "created_at")
