@@ -165,9 +165,9 @@ SETUP_RECORDS = {
                        '{ts: "2024-12-24T15:00:00-05:00", status: label_created, location: "Edison, NJ"}, '
                        '{ts: "2024-12-25T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}]}}',
                        "is picked up on Christmas Day (2024-12-25)"),
-    "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z25021303103777}}}}", None),
-    "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '940012345678901200'}}}}",
-                              "has tracking number 940012345678901200, not in ups_ground's format"),
+    "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z2502130310377702}}}}", None),
+    "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '9400111123456789012000'}}}}",
+                              "has tracking number 9400111123456789012000, not in ups_ground's format"),
     "fresh_phone": ("{update: Customer, id: cust-0003, set: {phone: (415) 283-9917}}", None),
     "placeholder_phone": ("{update: Customer, id: cust-0003, set: {phone: (555) 010-0000}}",
                           "has phone (555) 010-0000, a placeholder number"),

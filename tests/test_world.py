@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "568901efce648d6b27b7052be8e9c2b71c365598c5770a57038cb66c0e66dfd7"
+DEFAULT_WORLD_HASH = "60bec2a39697aafd064a6c7efafc61d86a8e533166d194cd1ba8ed0b2cbeabd3"
 
 
 @pytest.mark.slow

@@ -696,3 +696,15 @@ def test_ticket_priorities_flags_a_triaged_burning_smell_left_normal(world: Worl
     found = injected(world, "ticket_priorities", ticket, (
         "UPDATE supportticket SET body = 'There is a burning smell coming from my PC.' WHERE id = ?", (ticket,)))
     assert [f.message for f in found] == ["is normal priority, the rules make it high"]
+
+
+def test_tracking_numbers_flags_a_16_character_ups_number_and_a_wrong_check_digit(world: World) -> None:
+    ship, number = pick(world, "tracking_numbers", "SELECT id, tracking_number FROM shipment WHERE carrier = 'ups_ground' "
+                        "ORDER BY id")
+    wrong = number[:-1] + str((int(number[-1]) + 1) % 10)
+    assert len(number) == 18 and [f.check for f in injected(world, "tracking_numbers", ship, (
+        "UPDATE shipment SET tracking_number = ? WHERE id = ?", (wrong, ship)))] == ["tracking_numbers"]
+    world.conn.execute("UPDATE shipment SET tracking_number = ? WHERE id = ?", (number[:16], ship))
+    found = [f.message for f in lint(world) if f.check == "tracking_numbers" and f.entity_id == ship]
+    assert found == [f"has ups_ground tracking number {number[:16]}, not in the format 1Z######03######0% "
+                     "(# a digit, % the check digit)"]

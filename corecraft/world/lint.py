@@ -46,7 +46,7 @@ from corecraft.world.fidelity import (
     symptom_problems,
     ticket_problems,
 )
-from corecraft.world.rules import business_days_after, is_business_day
+from corecraft.world.rules import TRACKING_FORMATS, business_days_after, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
@@ -633,6 +633,15 @@ def brand_categories(r: Records) -> list[Finding]:
             for problem in r.rules.brand_category_problems(text, r.brands)]
 
 
+def tracking_numbers(r: Records) -> list[Finding]:
+    """A shipment's tracking number is real-shaped for its carrier (``TRACKING_FORMATS``): UPS's 18-character 1Z
+    number with its check digit, a USPS 22-digit package barcode with its check digit, FedEx 12 digits."""
+    return [Finding("tracking_numbers", ship["id"], f"has {ship['carrier']} tracking number {ship['tracking_number']}, "
+                    f"not in the format {TRACKING_FORMATS.get(ship['carrier'], 'of a carrier we ship with')} "
+                    "(# a digit, % the check digit)")
+            for ship in r.shipments.values() if not is_tracking_number(ship["carrier"], ship["tracking_number"])]
+
+
 def ticket_priorities(r: Records) -> list[Finding]:
     """A triaged ticket (not ``new``) has the KB's priority: high for a DOA item or a safety issue in its
     words (``high_priority``), an order over $2,000 or a platinum customer; low for a general question."""
@@ -916,7 +925,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, brand_categories, ticket_budgets, product_model_years, ticket_priorities, slack_categories,
+    slack_tickets, brand_categories, ticket_budgets, product_model_years, ticket_priorities, tracking_numbers, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""
