@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "60bec2a39697aafd064a6c7efafc61d86a8e533166d194cd1ba8ed0b2cbeabd3"
+DEFAULT_WORLD_HASH = "df84ad9852bb5effa3ed36c08aba81c58e9079c9f06284cf6e19f183fe9a7202"
 
 
 @pytest.mark.slow

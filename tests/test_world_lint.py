@@ -708,3 +708,12 @@ def test_tracking_numbers_flags_a_16_character_ups_number_and_a_wrong_check_digi
     found = [f.message for f in lint(world) if f.check == "tracking_numbers" and f.entity_id == ship]
     assert found == [f"has ups_ground tracking number {number[:16]}, not in the format 1Z######03######0% "
                      "(# a digit, % the check digit)"]
+
+
+def test_safety_escalations_flags_a_triaged_burning_smell_not_escalated(world: World) -> None:
+    ticket, = pick(world, "safety_escalations", "SELECT id FROM supportticket WHERE status != 'new' AND id NOT IN "
+                   "(SELECT ticket_id FROM escalation WHERE type = 'technical') ORDER BY id")
+    found = injected(world, "safety_escalations", ticket, (
+        "UPDATE supportticket SET body = 'Sparks came out of the PSU when I switched it on.', priority = 'high' "
+        "WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == ["reports a safety issue but has no technical escalation"]

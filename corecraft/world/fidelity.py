@@ -162,7 +162,13 @@ class Fidelity(_Data):
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
     high_priority: str
-    """Ticket words that make it high priority (a regex): a DOA item or a safety issue."""
+    """Ticket words that make it high priority (a regex): a DOA item (and any ``safety_issue``)."""
+    safety_issue: str
+    """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
+
+    def safety(self, text: str) -> bool:
+        """Whether ``text`` reports a safety issue."""
+        return re.search(self.safety_issue, text, re.IGNORECASE) is not None
     budgets: dict[str, Budget]
     """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
 
@@ -171,7 +177,7 @@ class Fidelity(_Data):
         an order over $2,000 or a platinum customer; low for a general question (recommendation, other);
         else normal."""
         if (order_total is not None and order_total > HIGH_PRIORITY_TOTAL) or tier == "platinum" \
-                or re.search(self.high_priority, text, re.IGNORECASE):
+                or re.search(self.high_priority, text, re.IGNORECASE) or self.safety(text):
             return "high"
         return "low" if kind in ("recommendation", "other") else "normal"
 

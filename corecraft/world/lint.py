@@ -633,6 +633,15 @@ def brand_categories(r: Records) -> list[Finding]:
             for problem in r.rules.brand_category_problems(text, r.brands)]
 
 
+def safety_escalations(r: Records) -> list[Finding]:
+    """A triaged ticket (not ``new``) reporting a safety issue (``safety_issue``: burning smell, sparks,
+    smoke ...) is escalated ``technical`` to engineering, as the KB says."""
+    technical = {e["ticket_id"] for e in r.escalations.values() if e["type"] == "technical"}
+    return [Finding("safety_escalations", t["id"], "reports a safety issue but has no technical escalation")
+            for t in r.tickets.values() if t["status"] != "new" and t["id"] not in technical
+            and r.rules.safety(f"{t['subject']}\n{t['body']}")]
+
+
 def tracking_numbers(r: Records) -> list[Finding]:
     """A shipment's tracking number is real-shaped for its carrier (``TRACKING_FORMATS``): UPS's 18-character 1Z
     number with its check digit, a USPS 22-digit package barcode with its check digit, FedEx 12 digits."""
@@ -925,7 +934,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, brand_categories, ticket_budgets, product_model_years, ticket_priorities, tracking_numbers, slack_categories,
+    slack_tickets, brand_categories, ticket_budgets, product_model_years, ticket_priorities, safety_escalations,
+    tracking_numbers, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""

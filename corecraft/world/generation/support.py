@@ -308,6 +308,9 @@ class SupportMixin(GeneratorBase):
                 order["status"] = "refund_requested"
                 order["updated_at"] = max(order["updated_at"], t["created_at"])
             escalation = self.escalation(n, t, staff) if self.rng.random() < 0.12 else None
+            safety = t["status"] != "new" and self.seeds.fidelity.safety(f"{t['subject']}\n{t['body']}")
+            if escalation is None and safety:  # a triaged safety issue goes to engineering (the KB)
+                escalation = self.escalation(n, t, staff, self.local_rng("safety-escalation", t["id"]))
             if t["status"] in ("resolved", "closed"):
                 resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
                 outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded, returned)
@@ -491,10 +494,13 @@ class SupportMixin(GeneratorBase):
         }
         return self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome, texts[outcome])
 
-    def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-        """When and by whom a ticket went up the chain (its type and notes come once the outcome is known)."""
-        created = self.between(t["created_at"], t["updated_at"]) if t["updated_at"] > t["created_at"] else t["created_at"]
-        creator = t["assignee_id"] or self.rng.choice(staff["support"])["id"]
+    def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
+                   rng: random.Random | None = None) -> dict[str, Any]:
+        """When and by whom a ticket went up the chain (its type and notes come once the outcome is known),
+        drawn from ``rng`` (else the shared stream)."""
+        created = self.between(t["created_at"], t["updated_at"], rng) if t["updated_at"] > t["created_at"] \
+            else t["created_at"]
+        creator = t["assignee_id"] or (rng or self.rng).choice(staff["support"])["id"]
         return {
             "_order": n, "ticket_id": t["id"], "created_by_id": creator, "created_at": created,
             "resolved_at": t["updated_at"] if t["status"] in ("resolved", "closed") else None,
@@ -512,6 +518,8 @@ class SupportMixin(GeneratorBase):
             return False
         kind = {"troubleshooting": "technical", "recommendation": "product_specialist",
                 "return": "policy_exception", "billing": "insufficient_permission"}.get(t["type"], "technical")
+        if self.seeds.fidelity.safety(text):  # a safety issue is engineering's
+            kind = "technical"
         if kind not in fitting:
             kind = self.local_rng("escalation", t["id"]).choice(fitting)
         escalation.update(type=kind, destination=self.policy.escalation_routes[kind], notes=notes[kind])
@@ -520,6 +528,8 @@ class SupportMixin(GeneratorBase):
     def escalation_note(self, kind: str, t: dict[str, Any], text: str, order: dict[str, Any] | None,
                         ship: dict[str, Any] | None, creator: dict[str, Any], tier: str) -> str | None:
         """Why the ticket goes up the chain as ``kind`` (None: the facts give no reason to)."""
+        if kind == "technical" and self.seeds.fidelity.safety(text):
+            return "Safety report: customer told to switch off at the wall and unplug; needs engineering's assessment."
         if kind == "technical":
             return "Customer's fault persists after standard troubleshooting; needs bench testing."
         if kind == "product_specialist":
