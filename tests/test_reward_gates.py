@@ -187,8 +187,8 @@ VERDICT_PARAPHRASES = {
         "Hi Joshua, I couldn't find an order on thompson.j@icloud.com. Please send the order number and the full name "
         "on the account so I can verify you. Once shipped, only the carrier can change the address, not us.",
     "manager_refund_aggregation_price_adjustments_august":
-        "Five August price adjustments totalling $292.00. David Walker approved two of them ($47.27) and you approved "
-        "the remaining three ($244.73); none were denied. September ones are excluded.",
+        "Nothing to report for August: no price adjustment was issued that month, so David approved 0 refunds and "
+        "the total is $0. The one nearby, $99.00 on September 11, falls outside August.",
     "ticket_triage_assignment_platinum_white_psu":
         "Done: Jacob Santiago is platinum, so tick-250914-902 is now high priority (platinum is always high), and as a "
         "recommendation question it went to the product team.",

@@ -185,9 +185,9 @@ SETUP_RECORDS = {
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-901 is inserted resolved without a "
                                                    "Resolution"),
-    "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z25021303103777}}}}", None),
-    "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '940012345678901200'}}}}",
-                              "has tracking number 940012345678901200, not in ups_ground's format"),
+    "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z2502130310377702}}}}", None),
+    "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '9400111123456789012000'}}}}",
+                              "has tracking number 9400111123456789012000, not in ups_ground's format"),
     "fresh_phone": ("{update: Customer, id: cust-0003, set: {phone: (415) 283-9917}}", None),
     "placeholder_phone": ("{update: Customer, id: cust-0003, set: {phone: (555) 010-0000}}",
                           "has phone (555) 010-0000, a placeholder number"),

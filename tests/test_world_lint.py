@@ -302,6 +302,17 @@ def test_outcome_fit_flags_a_resolution_that_misses_the_issue(world: World) -> N
     assert len(found) == 1 and "recommendation_provided" in found[0].message
 
 
+def test_price_adjustments_flags_a_refund_without_a_price_drop_and_a_text_quoting_another_amount(world: World) -> None:
+    refund, ticket, amount = pick(world, "price_adjustments",
+                                  "SELECT id, ticket_id, amount FROM refund WHERE ticket_id IS NOT NULL ORDER BY id")
+    found = injected(world, "price_adjustments", refund,
+                     ("UPDATE refund SET reason = 'price_adjustment' WHERE id = ?", (refund,)),
+                     ("UPDATE supportticket SET body = 'It is now $1.23 cheaper on your site.' WHERE id = ?", (ticket,)))
+    assert len(found) == 1 and f"refunds ${amount:.2f}" in found[0].message and "days not adjusted before: " in found[0].message
+    quoted = [f for f in lint(world) if f.check == "price_adjustments" and f.entity_id == ticket]
+    assert len(quoted) == 1 and "$1.23 cheaper" in quoted[0].message
+
+
 def test_outcome_fit_flags_a_double_charge_refunded_as_price_adjustment(world: World) -> None:
     refund, ticket = pick(world, "outcome_fit", "SELECT id, ticket_id FROM refund WHERE ticket_id IS NOT NULL ORDER BY id")
     found = injected(world, "outcome_fit", refund,
@@ -367,7 +378,7 @@ def test_status_claims_flags_a_parcel_not_received_after_its_return(world: World
                                                            ticket))
     found = [f.message for f in lint(world) if f.check == "status_claims" and f.entity_id == "tick-999999-001"]
     assert found == ["says 'tracking says delivered' (tracking delivered) but the records show an order not returned "
-                     "at the time"], order
+                     "and not in hand at the time"], order
 
 
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
@@ -721,3 +732,66 @@ def test_slack_sentence_repeats_flags_a_reminder_said_again_with_other_fills(wor
                       "tick-250202-002 is confused.' WHERE id = ?", (later,)))
     assert {f.message for f in found} == {f"repeats {first}'s 'doa window counts from delivery, not order date.'",
                                           f"repeats {first}'s 'customer on # is confused.'"}
+def test_ticket_budgets_flags_a_cad_workstation_for_250_dollars(world: World) -> None:
+    ticket, = pick(world, "ticket_budgets", "SELECT id FROM supportticket WHERE order_id IS NULL ORDER BY id")
+    found = injected(world, "ticket_budgets", ticket, (
+        "UPDATE supportticket SET body = ? WHERE id = ?",
+        ("Our office needs 3 workstations for CAD and light rendering. Budget $250 each. Parts list?", ticket)))
+    assert [f.message for f in found] == ["quotes $250 for cad workstation, not within $1,500-$5,000"]
+
+
+def test_a_budget_is_folded_into_the_range_of_what_is_asked() -> None:
+    rules = default_domain().seeds.fidelity
+    template = "Our office needs 3 workstations for CAD and light rendering. Budget ${amount} each."
+    assert rules.budget(template, 2512.0) == "2500"
+    assert 1500 <= int(rules.budget(template, 250.0)) <= 5000 and rules.budget("Budget ${amount}.", 260.0) == "250"
+
+
+def test_product_model_years_flags_a_model_year_long_after_the_release(world: World) -> None:
+    product, name, released = pick(world, "product_model_years",
+                                   "SELECT id, name, json_extract(specs, '$.released') FROM product ORDER BY id")
+    found = injected(world, "product_model_years", product,
+                     ("UPDATE product SET name = ? WHERE id = ?", (f"{name} (2030)", product)))
+    assert [f.message for f in found] == [f"is the 2030 model, released {released}"]
+
+
+def test_status_claims_flags_never_received_after_a_ticket_about_the_part_in_hand(world: World) -> None:
+    ticket, customer, order, created = pick(
+        world, "status_claims", "SELECT t.id, t.customer_id, t.order_id, t.created_at FROM supportticket t JOIN shipment s "
+        "ON s.order_id = t.order_id WHERE s.delivered_at < t.created_at ORDER BY t.id")
+    earlier = db.encode_datetime(db.decode_datetime(created, world.tz) - timedelta(hours=1))
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = 'Tracking says delivered but nothing here.' WHERE id = ?", (ticket,)),
+                     ("INSERT INTO supportticket (id, customer_id, order_id, type, channel, priority, status, subject, body, "
+                      "created_at, updated_at) VALUES ('tick-000101-901', ?, ?, 'troubleshooting', 'email', 'high', 'closed', "
+                      "'DOA', 'It is dead on arrival.', ?, ?)", (customer, order, earlier, earlier)))
+    assert len(found) == 1 and found[0].message.endswith("an order not in hand at the time")
+
+
+def test_ticket_priorities_flags_a_triaged_burning_smell_left_normal(world: World) -> None:
+    ticket, = pick(world, "ticket_priorities", "SELECT id FROM supportticket WHERE status != 'new' AND priority = 'normal' "
+                   "ORDER BY id")
+    found = injected(world, "ticket_priorities", ticket, (
+        "UPDATE supportticket SET body = 'There is a burning smell coming from my PC.' WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == ["is normal priority, the rules make it high"]
+
+
+def test_tracking_numbers_flags_a_16_character_ups_number_and_a_wrong_check_digit(world: World) -> None:
+    ship, number = pick(world, "tracking_numbers", "SELECT id, tracking_number FROM shipment WHERE carrier = 'ups_ground' "
+                        "ORDER BY id")
+    wrong = number[:-1] + str((int(number[-1]) + 1) % 10)
+    assert len(number) == 18 and [f.check for f in injected(world, "tracking_numbers", ship, (
+        "UPDATE shipment SET tracking_number = ? WHERE id = ?", (wrong, ship)))] == ["tracking_numbers"]
+    world.conn.execute("UPDATE shipment SET tracking_number = ? WHERE id = ?", (number[:16], ship))
+    found = [f.message for f in lint(world) if f.check == "tracking_numbers" and f.entity_id == ship]
+    assert found == [f"has ups_ground tracking number {number[:16]}, not in the format 1Z######03######0% "
+                     "(# a digit, % the check digit)"]
+
+
+def test_safety_escalations_flags_a_triaged_burning_smell_not_escalated(world: World) -> None:
+    ticket, = pick(world, "safety_escalations", "SELECT id FROM supportticket WHERE status != 'new' AND id NOT IN "
+                   "(SELECT ticket_id FROM escalation WHERE type = 'technical') ORDER BY id")
+    found = injected(world, "safety_escalations", ticket, (
+        "UPDATE supportticket SET body = 'Sparks came out of the PSU when I switched it on.', priority = 'high' "
+        "WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == ["reports a safety issue but has no technical escalation"]

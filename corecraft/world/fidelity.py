@@ -63,6 +63,12 @@ class SpecClaim(_Data):
     spec: str
 
 
+class Budget(_Data):
+    pattern: str
+    low: int
+    high: int
+
+
 class ExceptionRequest(_Data):
     pattern: str
     ask: str
@@ -199,6 +205,40 @@ class Fidelity(_Data):
     def thread_topics_of(self, text: str) -> set[str]:
         """The ``thread_topics`` ``text`` is about."""
         return {topic for topic, words in self.thread_topics.items() if re.search(words, text, re.IGNORECASE)}
+    high_priority: str
+    """Ticket words that make it high priority (a regex): a DOA item (and any ``safety_issue``)."""
+    safety_issue: str
+    """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
+
+    def safety(self, text: str) -> bool:
+        """Whether ``text`` reports a safety issue."""
+        return re.search(self.safety_issue, text, re.IGNORECASE) is not None
+    budgets: dict[str, Budget]
+    """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
+
+    def ticket_priority(self, kind: str, text: str, order_total: float | None, tier: str) -> str:
+        """The KB's priority for a ticket of type ``kind`` saying ``text``: high for a DOA item, a safety issue,
+        an order over $2,000 or a platinum customer; low for a general question (recommendation, other);
+        else normal."""
+        if (order_total is not None and order_total > HIGH_PRIORITY_TOTAL) or tier == "platinum" \
+                or re.search(self.high_priority, text, re.IGNORECASE) or self.safety(text):
+            return "high"
+        return "low" if kind in ("recommendation", "other") else "normal"
+
+    def budget_problems(self, text: str) -> list[str]:
+        """Sentences on every budget or price ``text`` quotes outside the range for what it asks."""
+        return [f"quotes ${amount:,} for {name.replace('_', ' ')}, not within ${rule.low:,}-${rule.high:,}"
+                for name, rule in self.budgets.items() for found in re.findall(rule.pattern, text)
+                if not rule.low <= (amount := int(found.replace(",", ""))) <= rule.high]
+
+    def budget(self, template: str, drawn: float) -> str:
+        """The round figure (to $50) a pre-sales ``template`` quotes for ``drawn``: folded into the range of
+        what the template asks, if one of ``budgets`` fits it."""
+        amount = max(50, round(drawn / 50) * 50)
+        for rule in self.budgets.values():
+            if re.search(rule.pattern, template.replace("{amount}", "0")) and not rule.low <= amount <= rule.high:
+                amount = rule.low + amount % (rule.high - rule.low + 50)
+        return str(amount)
 
     def brand_category(self, text: str, brand: str) -> set[str]:
         """The categories ``text`` names right after ``brand`` ("WD motherboard": motherboard)."""
@@ -460,6 +500,13 @@ RECENT_DELIVERY_DAYS = 2
 """How many calendar days after delivery a customer may say the parcel 'just arrived'."""
 
 
+HIGH_PRIORITY_TOTAL = 2000.0
+"""An order total over which (strictly) a ticket about the order is high priority."""
+
+HELD_TICKET_TYPES = ("troubleshooting", "return")
+"""Ticket types written by a customer who has the order's goods (a part to fix or to send back)."""
+
+
 def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: Sequence[Row],
                  earlier_tickets: Sequence[Row] = ()) -> set[str]:
     """The states (``status_claims``' words) ``order`` was in at ``when`` (``earlier_tickets``: the tickets
@@ -483,6 +530,9 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
     returned = any(x["lines"] for x in refunds_before) or any(
         t["type"] == "return" and t["order_id"] == order["id"] and t["created_at"] < when for t in earlier_tickets)
     states.add("returned" if returned else "not_returned")
+    in_hand = any(t["type"] in HELD_TICKET_TYPES and t["order_id"] == order["id"] and t["created_at"] < when
+                  for t in earlier_tickets)
+    states.add("in_hand" if in_hand else "not_in_hand")
     if order["status"] == "cancelled" and order["updated_at"] <= when:
         states.add("cancelled")
     if order["status"] == "backorder" and not shipped:
@@ -608,6 +658,34 @@ def reference_problem(ticket: Row, quoted: Row) -> str | None:
     if ticket["type"] != "other" and quoted["type"] != ticket["type"]:
         return f"a {quoted['type']} ticket, not a {ticket['type']} one"
     return None
+
+
+def price_at(product: Row, when: datetime) -> float:
+    """A product's price at ``when``: the first ``price_history`` step still in force, else today's."""
+    for step in product["specs"].get("price_history", []):
+        if when < datetime.fromisoformat(step["until"]):
+            return float(step["price"])
+    return float(product["price"])
+
+
+def lowest_price(product: Row, start: datetime, end: datetime) -> float:
+    """The lowest price ``product`` sold at from ``start`` to ``end`` (its price history, then today's)."""
+    moments = [start, end] + [until for step in product["specs"].get("price_history", [])
+                              if start <= (until := datetime.fromisoformat(step["until"])) <= end]
+    return min(price_at(product, moment) for moment in moments)
+
+
+def price_drops(lines: Sequence[Row], products: dict[str, Row], bought: datetime, asked: datetime,
+                window_days: int) -> list[tuple[Row, float]]:
+    """The order's lines whose product sold for less than was paid within ``window_days`` of ``bought``
+    (and by ``asked``), each with what a price adjustment refunds for it: (paid - lowest) x quantity."""
+    end = min(bought + timedelta(days=window_days), asked)
+    drops = []
+    for line in lines:
+        lower = lowest_price(products[line["product_id"]], bought, end)
+        if line["unit_price"] - lower > 0.005:
+            drops.append((line, round((line["unit_price"] - lower) * line["quantity"] + 1e-9, 2)))
+    return drops
 
 
 def days_past_window(when: datetime, tier: str, ship: Row | None, windows: dict[str, int]) -> int | None:

@@ -38,6 +38,8 @@ from corecraft.world.fidelity import (
     kb_edit_problems,
     ledger_problems,
     order_states,
+    price_at,
+    price_drops,
     reference_problem,
     rule_shape,
     said_sentences,
@@ -47,7 +49,7 @@ from corecraft.world.fidelity import (
     symptom_problems,
     ticket_problems,
 )
-from corecraft.world.rules import business_days_after, is_business_day
+from corecraft.world.rules import TRACKING_FORMATS, business_days_after, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
@@ -450,12 +452,35 @@ def repeat_orders(r: Records) -> list[Finding]:
     return found
 
 
-def price_at(product: Row, when: datetime) -> float:
-    """A product's price at ``when``: the first ``price_history`` step still in force, else today's."""
-    for step in product["specs"].get("price_history", []):
-        if when < datetime.fromisoformat(step["until"]):
-            return float(step["price"])
-    return float(product["price"])
+PRICE_DROP_QUOTE = re.compile(r"\$(\d[\d,]*\.\d{2}) cheaper")
+
+
+def price_adjustments(r: Records) -> list[Finding]:
+    """A price adjustment refunds a real drop: a product of the order sold for less within
+    ``price_adjustment_days`` of the order (its price history), by (paid - lower price) x quantity for the
+    line; the ticket asking for it quotes that amount."""
+    found = []
+    adjusted: set[str] = set()
+    for ref in sorted(r.refunds.values(), key=lambda x: (x["created_at"], x["id"])):
+        if ref["reason"] != "price_adjustment":
+            continue
+        order = r.orders[r.payments[ref["payment_id"]]["order_id"]]
+        drops = price_drops([ln for ln in r.lines.get(order["id"], []) if ln["id"] not in adjusted], r.products,
+                            order["created_at"], ref["created_at"], r.policy.price_adjustment_days)
+        line = next((line for line, amount in drops if abs(amount - ref["amount"]) < CENT), None)
+        if line is not None:
+            adjusted.add(line["id"])
+        else:
+            shown = ", ".join(f"{line['product_id']} ${amount:.2f}" for line, amount in drops) or "none"
+            found.append(Finding("price_adjustments", ref["id"], f"refunds ${ref['amount']:.2f} on {order['id']} as a "
+                                 f"price adjustment; price drops within {r.policy.price_adjustment_days} days "
+                                 f"not adjusted before: {shown}"))
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        quoted = PRICE_DROP_QUOTE.findall(f"{ticket['subject']}\n{ticket['body']}") if ticket else []
+        found += [Finding("price_adjustments", ticket["id"], f"says it is ${q} cheaper, but {ref['id']} refunds "
+                          f"${ref['amount']:.2f}") for q in quoted
+                  if ticket and abs(float(q.replace(",", "")) - ref["amount"]) >= CENT]
+    return found
 
 
 def order_compatibility(r: Records) -> list[Finding]:
@@ -609,6 +634,55 @@ def brand_categories(r: Records) -> list[Finding]:
              *((msg["id"], msg["text"]) for msg in r.messages.values())]
     return [Finding("brand_categories", entity_id, problem) for entity_id, text in texts
             for problem in r.rules.brand_category_problems(text, r.brands)]
+
+
+def safety_escalations(r: Records) -> list[Finding]:
+    """A triaged ticket (not ``new``) reporting a safety issue (``safety_issue``: burning smell, sparks,
+    smoke ...) is escalated ``technical`` to engineering, as the KB says."""
+    technical = {e["ticket_id"] for e in r.escalations.values() if e["type"] == "technical"}
+    return [Finding("safety_escalations", t["id"], "reports a safety issue but has no technical escalation")
+            for t in r.tickets.values() if t["status"] != "new" and t["id"] not in technical
+            and r.rules.safety(f"{t['subject']}\n{t['body']}")]
+
+
+def tracking_numbers(r: Records) -> list[Finding]:
+    """A shipment's tracking number is real-shaped for its carrier (``TRACKING_FORMATS``): UPS's 18-character 1Z
+    number with its check digit, a USPS 22-digit package barcode with its check digit, FedEx 12 digits."""
+    return [Finding("tracking_numbers", ship["id"], f"has {ship['carrier']} tracking number {ship['tracking_number']}, "
+                    f"not in the format {TRACKING_FORMATS.get(ship['carrier'], 'of a carrier we ship with')} "
+                    "(# a digit, % the check digit)")
+            for ship in r.shipments.values() if not is_tracking_number(ship["carrier"], ship["tracking_number"])]
+
+
+def ticket_priorities(r: Records) -> list[Finding]:
+    """A triaged ticket (not ``new``) has the KB's priority: high for a DOA item or a safety issue in its
+    words (``high_priority``), an order over $2,000 or a platinum customer; low for a general question."""
+    found = []
+    for t in r.tickets.values():
+        order = r.orders.get(t["order_id"] or "")
+        rule = r.rules.ticket_priority(t["type"], f"{t['subject']}\n{t['body']}", order["total"] if order else None,
+                                       r.customers[t["customer_id"]]["loyalty_tier"])
+        if t["status"] != "new" and t["priority"] != rule:
+            found.append(Finding("ticket_priorities", t["id"], f"is {t['priority']} priority, the rules make it {rule}"))
+    return found
+
+
+MODEL_YEAR = re.compile(r"\((20\d\d)\)")
+
+
+def product_model_years(r: Records) -> list[Finding]:
+    """A product named for a model year ("Corsair RM850x (2024)") came out no earlier than the year before
+    it (``specs.released``)."""
+    return [Finding("product_model_years", p["id"], f"is the {year} model, released {p['specs']['released']}")
+            for p in r.products.values() for year in MODEL_YEAR.findall(p["name"])
+            if int(p["specs"]["released"][:4]) < int(year) - 1]
+
+
+def ticket_budgets(r: Records) -> list[Finding]:
+    """A budget or price a ticket quotes is plausible for what it asks (``budgets``): a CAD workstation
+    costs thousands, not $250."""
+    return [Finding("ticket_budgets", t["id"], problem) for t in r.tickets.values()
+            for problem in r.rules.budget_problems(f"{t['subject']}\n{t['body']}")]
 
 
 def slack_categories(r: Records) -> list[Finding]:
@@ -935,14 +1009,17 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
-    price_change_moments, price_steps, order_prices, repeat_orders, order_compatibility, build_dates, text_durations,
-    delivery_claims, outcome_fit, ledger_claims,
+    price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
+    text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
+    slack_tickets, brand_categories, ticket_budgets, product_model_years, ticket_priorities, safety_escalations,
+    tracking_numbers, slack_categories,
+    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

@@ -71,19 +71,39 @@ def policy_facts(policy: Policy) -> dict[str, str]:
     }
 
 
-TRACKING_FORMATS = {"usps_ground": "9400############00", "ups_ground": "1Z######03######",
+TRACKING_FORMATS = {"usps_ground": "9400111############00%", "ups_ground": "1Z######03######0%",
                     "fedex_express": "############", "fedex_overnight": "############"}
-"""Each carrier's tracking number, ``#`` standing for a digit (twelve in every format)."""
+"""Each carrier's tracking number, ``#`` standing for a digit (twelve in every format) and ``%`` for its check
+digit: USPS's 22-digit Intelligent Mail package barcode (94, service 001, our mailer id 11xxxxxxx, serial,
+mod-10 check), UPS's 18-character 1Z (shipper account, service 03 Ground, package number, check digit),
+FedEx's 12 digits."""
+
+
+def _check_digit(carrier: str, body: str) -> str:
+    """The check digit ``carrier`` puts after ``body``: UPS sums the characters after 1Z (a letter counts as
+    ``(ord - 63) % 10``), odd places once and even places twice; USPS weighs the digits 3, 1, 3 ... from the
+    right. Either way the check digit brings the sum to a multiple of ten."""
+    if carrier == "ups_ground":
+        values = [int(c) if c.isdigit() else (ord(c) - 63) % 10 for c in body[2:]]
+        total = sum(values[0::2]) + 2 * sum(values[1::2])
+    else:
+        total = sum(int(c) * (3 if i % 2 == 0 else 1) for i, c in enumerate(reversed(body)))
+    return str((10 - total % 10) % 10)
 
 
 def tracking_number(carrier: str, digits: str) -> str:
     """The tracking number ``carrier`` issues for twelve ``digits``, in its format."""
     numbered = iter(digits)
-    return "".join(next(numbered) if char == "#" else char for char in TRACKING_FORMATS[carrier])
+    number = ""
+    for char in TRACKING_FORMATS[carrier]:
+        number += next(numbered) if char == "#" else _check_digit(carrier, number) if char == "%" else char
+    return number
 
 
 def is_tracking_number(carrier: str, number: str) -> bool:
-    """Whether ``number`` is in ``carrier``'s format (False for a carrier with no format)."""
+    """Whether ``number`` is in ``carrier``'s format, its check digit right (False for a carrier with no format)."""
     template = TRACKING_FORMATS.get(carrier)
-    pattern = "".join(r"\d" if char == "#" else re.escape(char) for char in template or "")
-    return template is not None and re.fullmatch(pattern, number) is not None
+    pattern = "".join(r"\d" if char in "#%" else re.escape(char) for char in template or "")
+    if template is None or re.fullmatch(pattern, number) is None:
+        return False
+    return "%" not in template or number[-1] == _check_digit(carrier, number[:-1])

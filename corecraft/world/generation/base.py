@@ -62,10 +62,10 @@ class GeneratorBase:
         keys = list(weights)
         return self.rng.choices(keys, weights=[weights[k] for k in keys])[0]
 
-    def between(self, low: datetime, high: datetime) -> datetime:
-        """A random minute-precision moment in [low, high]."""
+    def between(self, low: datetime, high: datetime, rng: random.Random | None = None) -> datetime:
+        """A random minute-precision moment in [low, high] (drawn from ``rng``, else the shared stream)."""
         span = max(0, int((high - low).total_seconds() // 60))
-        return (low + timedelta(minutes=self.rng.randint(0, span))).replace(second=0, microsecond=0)
+        return (low + timedelta(minutes=(rng or self.rng).randint(0, span))).replace(second=0, microsecond=0)
 
     def dated_ids(self, rows: list[dict[str, Any]], prefix: str, key: str, width: int = 3) -> None:
         """Sort rows by ``key`` and give them ids ``prefix-YYMMDD-NNN`` (sequence within the day)."""

@@ -18,6 +18,7 @@ from corecraft.world.fidelity import (
     duration_problems,
     measure,
     order_states,
+    price_drops,
     reference_problem,
     status_problems,
     symptom_problems,
@@ -127,13 +128,9 @@ class SupportMixin(GeneratorBase):
             status = "new" if roll < 0.45 else "open" if roll < 0.8 else "pending_customer"
         else:
             status = "closed" if roll < 0.45 else "resolved" if roll < 0.85 else "open" if roll < 0.93 else "pending_customer"
-        if order is not None and (order["total"] > 2000 or customer["loyalty_tier"] == "platinum"):
-            priority = "high"
-        elif kind in ("recommendation", "other"):
-            priority = "low"
-        else:
-            priority = "normal"
-        if self.rng.random() < 0.1:  # mis-triaged on intake
+        priority = self.seeds.fidelity.ticket_priority(kind, "", order["total"] if order else None,
+                                                       customer["loyalty_tier"])
+        if self.rng.random() < 0.1:  # mis-triaged on intake; triage sets it by the rules (once not new)
             priority = self.rng.choice(["low", "normal", "high"])
         team = staff[TYPE_DEPARTMENT[kind]]
         assignee = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)["id"]
@@ -189,14 +186,15 @@ class SupportMixin(GeneratorBase):
 
     def write_ticket_text(self, t: dict[str, Any], pool: list[TicketPhrase], rng: random.Random,
                           ships: dict[str, dict[str, Any]], product: dict[str, Any], first: TicketPhrase | None = None,
-                          fixed: bool = False, extra: dict[str, Any] | None = None) -> None:
-        """Give ``t`` the text of the first phrase (``first``, then ``pool`` in ``rng``'s order) that its records
-        bear out, naming ``product`` (only it when ``fixed``); its text stays as it was when none does."""
+                          fixed: bool = False, extra: dict[str, Any] | None = None, reserve: bool = True) -> None:
+        """Give ``t`` the text of the first phrase (``first``, then ``pool`` in ``rng``'s order, then with
+        ``reserve`` its type's reserve phrases) that its records bear out, naming ``product`` (only it when
+        ``fixed``); its text stays as it was when none does."""
         drawn, story, _, values = t["_text"]
         old = t.get("body")
         self.ticket_bodies.discard(old or "")
-        reserve = self.seeds.phrases.ticket_reserve.get(t["type"], [])
-        for phrase in ([first] if first else []) + rng.sample(pool, len(pool)) + reserve:
+        spare = self.seeds.phrases.ticket_reserve.get(t["type"], []) if reserve else []
+        for phrase in ([first] if first else []) + rng.sample(pool, len(pool)) + spare:
             text = self.ticket_text(phrase, story, product, {**values, **(extra or {})}, rng, ships, fixed)
             if text is not None:
                 t["subject"], t["body"], t["_named"] = text.subject, text.body, text.named
@@ -236,10 +234,11 @@ class SupportMixin(GeneratorBase):
                 return None
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
-        if story.order is None:  # a budget or a price heard of: a round figure
-            values["amount"] = str(max(50, round(float(values["amount"]) / 50) * 50))
+        if story.order is None:  # a budget or a price heard of: a round figure, plausible for what is asked
+            values["amount"] = rules.budget(template, float(values["amount"]))
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
-            values["amount"] = f"{product['price'] * rng.uniform(0.03, 0.1):.2f}"
+            share = rng.uniform(0.03, 0.1)
+            values["amount"] = values.get("refund_amount") or f"{product['price'] * share:.2f}"
         if story.order is None and "{order_id}" in template:
             if not story.own_orders:
                 return None
@@ -309,11 +308,18 @@ class SupportMixin(GeneratorBase):
                 order["status"] = "refund_requested"
                 order["updated_at"] = max(order["updated_at"], t["created_at"])
             escalation = self.escalation(n, t, staff) if self.rng.random() < 0.12 else None
+            safety = t["status"] != "new" and self.seeds.fidelity.safety(f"{t['subject']}\n{t['body']}")
+            if escalation is None and safety:  # a triaged safety issue goes to engineering (the KB)
+                escalation = self.escalation(n, t, staff, self.local_rng("safety-escalation", t["id"]))
             if t["status"] in ("resolved", "closed"):
                 resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
                 outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded, returned)
-                if refund is not None and refund["reason"] == "price_adjustment":
-                    self.refit_ticket_text(t, refund, ships)
+                if refund is not None and refund["reason"] == "price_adjustment" \
+                        and not self.refit_ticket_text(t, refund, products[refund["_line"]["product_id"]], ships):
+                    outcome, refund = "no_action", None  # no text asks for that drop: nothing refunded
+                    self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                if refund is not None and "_line" in refund:  # a line's price is adjusted once, and not returned after
+                    returned.add(refund.pop("_line")["id"])
                 if refund is not None and refund["lines"]:
                     self.name_refunded_item(t, products[line_product[refund["lines"][0]["order_line_id"]]], ships)
                 if refund is not None and order is not None and payment is not None:  # a refund has both
@@ -346,6 +352,11 @@ class SupportMixin(GeneratorBase):
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
             t.pop("_named")
+            if t["status"] != "new":  # triaged: the priority follows the KB's rules, the text's words too
+                order = orders.get(t["order_id"] or "")
+                t["priority"] = self.seeds.fidelity.ticket_priority(
+                    t["type"], f"{t['subject']}\n{t['body']}", order["total"] if order else None,
+                    tiers[t["customer_id"]])
         self.dated_ids(refunds, "ref", "created_at")
         self.dated_ids(resolutions, "res", "created_at")
         self.dated_ids(escalations, "esc", "created_at")
@@ -357,15 +368,20 @@ class SupportMixin(GeneratorBase):
         self.rows[m.Resolution] = resolutions
         self.rows[m.Escalation] = escalations
 
-    def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
-        """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one, quoting the amount refunded:
-        its own phrase if that fits, else another of its type that does (from the ticket's own randomness)."""
-        phrase, _, product, _ = t["_text"]
+    def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], product: dict[str, Any],
+                          ships: dict[str, dict[str, Any]]) -> bool:
+        """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one on ``product`` (whose price
+        dropped), quoting the amount refunded: its own phrase if that fits, else another of its type that does
+        (from the ticket's own randomness). False when no phrase does."""
+        phrase = t["_text"][0]
         rules = self.seeds.fidelity
-        pool = [p for p in self.seeds.phrases.tickets[t["type"]]
-                if refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons]
+        pool = [p for p in self.seeds.phrases.tickets[t["type"]] if "${amount}" in p.body
+                and refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons]
+        amount = f"{refund['amount']:.2f}"
         self.write_ticket_text(t, pool, self.local_rng("ticket-refit", t["id"]), ships, product,
-                               first=phrase if phrase in pool else None, extra={"amount": f"{refund['amount']:.2f}"})
+                               first=phrase if phrase in pool else None, fixed=True, extra={"refund_amount": amount},
+                               reserve=False)
+        return t["_named"] == product["id"] and f"${amount}" in t["body"]
 
     def name_refunded_item(self, t: dict[str, Any], item: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
         """A return refunds one line: the ticket asks to return that item (its own phrase if it names one,
@@ -426,10 +442,16 @@ class SupportMixin(GeneratorBase):
                 return "refund_issued", {"payment_id": p["id"], "amount": o["shipping_cost"],
                                          "reason": "shipping_delay", "lines": []}
         if kind == "billing" and usable and self.rng.random() < 0.5:
-            amount = min(money(o["subtotal"] * self.rng.uniform(0.03, 0.1)), left)
-            if amount > 0:
-                return "refund_issued", {"payment_id": p["id"], "amount": amount,
-                                         "reason": "price_adjustment", "lines": []}
+            self.rng.uniform(0.03, 0.1)  # the share of the order once refunded; the draw keeps the shared stream
+            if left > 0:  # a price adjustment is weighed: a real drop is refunded, else none is owed
+                drops = price_drops([ln for ln in lines_by_order[o["id"]] if ln["id"] not in returned], products,
+                                    o["created_at"], t["updated_at"], self.policy.price_adjustment_days)
+                dropped, amount = max(drops, key=lambda drop: drop[1]) if drops else (None, 0.0)
+                if dropped is not None and 0 < amount <= left:  # refunded by (paid - lower) x quantity
+                    return "refund_issued", {"payment_id": p["id"], "amount": amount, "reason": "price_adjustment",
+                                             "lines": [], "_line": dropped}
+                self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                return "no_action", None
         steps = self.rng.choice(["troubleshooting_steps", "replacement_sent"])
         fit = self.seeds.fidelity.fit(kind, f"{t['subject']}\n{t['body']}")
         fits = fit.outcomes
@@ -472,10 +494,13 @@ class SupportMixin(GeneratorBase):
         }
         return self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome, texts[outcome])
 
-    def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-        """When and by whom a ticket went up the chain (its type and notes come once the outcome is known)."""
-        created = self.between(t["created_at"], t["updated_at"]) if t["updated_at"] > t["created_at"] else t["created_at"]
-        creator = t["assignee_id"] or self.rng.choice(staff["support"])["id"]
+    def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
+                   rng: random.Random | None = None) -> dict[str, Any]:
+        """When and by whom a ticket went up the chain (its type and notes come once the outcome is known),
+        drawn from ``rng`` (else the shared stream)."""
+        created = self.between(t["created_at"], t["updated_at"], rng) if t["updated_at"] > t["created_at"] \
+            else t["created_at"]
+        creator = t["assignee_id"] or (rng or self.rng).choice(staff["support"])["id"]
         return {
             "_order": n, "ticket_id": t["id"], "created_by_id": creator, "created_at": created,
             "resolved_at": t["updated_at"] if t["status"] in ("resolved", "closed") else None,
@@ -493,6 +518,8 @@ class SupportMixin(GeneratorBase):
             return False
         kind = {"troubleshooting": "technical", "recommendation": "product_specialist",
                 "return": "policy_exception", "billing": "insufficient_permission"}.get(t["type"], "technical")
+        if self.seeds.fidelity.safety(text):  # a safety issue is engineering's
+            kind = "technical"
         if kind not in fitting:
             kind = self.local_rng("escalation", t["id"]).choice(fitting)
         escalation.update(type=kind, destination=self.policy.escalation_routes[kind], notes=notes[kind])
@@ -501,6 +528,8 @@ class SupportMixin(GeneratorBase):
     def escalation_note(self, kind: str, t: dict[str, Any], text: str, order: dict[str, Any] | None,
                         ship: dict[str, Any] | None, creator: dict[str, Any], tier: str) -> str | None:
         """Why the ticket goes up the chain as ``kind`` (None: the facts give no reason to)."""
+        if kind == "technical" and self.seeds.fidelity.safety(text):
+            return "Safety report: customer told to switch off at the wall and unplug; needs engineering's assessment."
         if kind == "technical":
             return "Customer's fault persists after standard troubleshooting; needs bench testing."
         if kind == "product_specialist":
