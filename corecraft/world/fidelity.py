@@ -137,16 +137,27 @@ class SlackVoices(_Data):
         """The rank of an employee with ``title``."""
         return next(rank for rank, titles in self.ranks.items() if re.search(titles, title))
 
-    def problem(self, text: str, employee: Row, work: bool) -> str | None:
-        """Why ``employee`` would not post ``text`` (in a work channel, or in #general/#random), or None."""
+    def speakers(self, text: str, work: bool) -> tuple[set[str], list[list[str]]]:
+        """Who would post ``text`` (in a work channel, or in #general/#random): the ranks, and the department
+        lists (one per voice that names some) an author's department must be in."""
         voiced = [voice for voice in self.lines.values() if re.search(voice.pattern, text, re.IGNORECASE)]
         ranked = [set(voice.ranks) for voice in voiced if voice.ranks is not None]
         ranks = set.intersection(*ranked) if ranked else set(self.work_ranks) if work else set(self.ranks)
-        if self.rank(employee["title"]) not in ranks:
+        return ranks, [voice.departments for voice in voiced if voice.departments is not None]
+
+    def problem(self, text: str, employee: Row, work: bool) -> str | None:
+        """Why ``employee`` would not post ``text`` (in a work channel, or in #general/#random), or None."""
+        return self.mismatch(self.speakers(text, work), employee, self.rank(employee["title"]))
+
+    @staticmethod
+    def mismatch(speakers: tuple[set[str], list[list[str]]], employee: Row, rank: str) -> str | None:
+        """Why ``employee`` of ``rank`` is not among ``speakers`` (:meth:`speakers`), or None."""
+        ranks, departments = speakers
+        if rank not in ranks:
             return f"only {'/'.join(sorted(ranks))} would say it"
-        for voice in voiced:
-            if voice.departments is not None and employee["department"] not in voice.departments:
-                return f"only {'/'.join(voice.departments)} would say it"
+        for allowed in departments:
+            if employee["department"] not in allowed:
+                return f"only {'/'.join(allowed)} would say it"
         return None
 
 
@@ -846,16 +857,48 @@ def rule_shape(text: str, rules: Fidelity) -> str | None:
 TICKET_ID = re.compile(r"\btick-\d{6}-\d{3}\b")
 
 
-def fill_words(products: Iterable[Row], people: Iterable[Row]) -> re.Pattern[str]:
+_WORD = re.compile(r"\w+")
+
+
+class FillWords:
+    """The names a Slack line fills in besides carriers, warehouses and numbers (:func:`fill_words`), found as
+    whole words, the longest at a place first: looked up by their first word, so the cost of blanking a
+    text does not grow with the number of names (one alternation of every customer's name would)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        by_first: dict[str, list[str]] = {}
+        for name in sorted(set(names), key=lambda n: (-len(n), n)):
+            first = _WORD.match(name)
+            if first is not None and first.start() == 0:
+                by_first.setdefault(first.group(), []).append(name)
+        self._by_first = by_first
+
+    def sub(self, blank: str, text: str) -> str:
+        """``text`` with every name (not inside a longer word) replaced by ``blank``, left to right."""
+        out, done = [], 0
+        for word in _WORD.finditer(text):
+            start = word.start()
+            if start < done:
+                continue
+            for name in self._by_first.get(word.group(), ()):
+                end = start + len(name)
+                if text.startswith(name, start) and not (end < len(text) and (text[end].isalnum() or text[end] == "_")):
+                    out += [text[done:start], blank]
+                    done = end
+                    break
+        return "".join(out) + text[done:]
+
+
+def fill_words(products: Iterable[Row], people: Iterable[Row]) -> FillWords:
     """The names a Slack line fills in besides carriers, warehouses and numbers: every product's name,
-    SKU and brand and every person's (employee's, customer's) name and first name (longest first)."""
+    SKU and brand and every person's (employee's, customer's) name and first name."""
     names = {w for p in products for w in (p["name"], p["sku"], p["brand"])}
     names |= {w for person in people for w in (person["name"], person["name"].split()[0])}
-    return re.compile("|".join(rf"(?<!\w){re.escape(n)}(?!\w)" for n in sorted(names, key=lambda n: (-len(n), n))))
+    return FillWords(names)
 
 
 @lru_cache(maxsize=1 << 14)
-def said_sentences(text: str, names: re.Pattern[str]) -> frozenset[str]:
+def said_sentences(text: str, names: FillWords) -> frozenset[str]:
     """The sentences of a Slack ``text`` that may be said only once, lower-cased, with what they fill in
     blanked ("#": ``names`` (:func:`fill_words`), ids, carriers, warehouses, dates, amounts, numbers): at
     least :data:`REPEAT_WORDS` words. A reminder with another carrier, product, ticket or order filled in is

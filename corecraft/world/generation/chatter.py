@@ -8,13 +8,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DURATION_CLAIMS,
+    FillWords,
     OrderStory,
     SlackClaim,
     TicketTopic,
@@ -43,6 +44,7 @@ CLAIM_DRAWS = 48
 """How many orders that may bear out a Slack claim are drawn to pin it on (the message's own order first)."""
 
 
+@cache
 def _blanked(template: str) -> str:
     """``template`` with its placeholders filled as ``said_sentences`` blanks them (a number)."""
     return re.sub(r"\{\w+\}", "0", template)
@@ -140,11 +142,13 @@ class ChatterMixin(GeneratorBase):
         actor = min(e["id"] for e in self.rows[m.Employee] if e["title"] == "Support Agent I")
         voices = self.seeds.fidelity.slack_voices
         employees = {e["id"]: e for e in self.rows[m.Employee]}
+        rank = {e["id"]: voices.rank(e["title"]) for e in self.rows[m.Employee]}
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
         said: set[str] = set()
         names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
         rules_said: set[str] = set()
+        spent: set[str] = set()
         wanted = self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)
         for n in range(SLACK_DRAWS * wanted):  # a draw whose every channel has said all its fitting lines is dropped
             if len(messages) == wanted:
@@ -172,8 +176,9 @@ class ChatterMixin(GeneratorBase):
                     """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
                     maker if it says its author made one, never the task actor in a work channel."""
                     maker = self.refund_maker(text, ts, records)
+                    fit = voices.speakers(text, channel in work)
                     return [e for e in ([maker] if maker else channel["members"])
-                            if not voices.problem(text, employees[e], channel in work) and not (e == actor and channel in work)]
+                            if not voices.mismatch(fit, employees[e], rank[e]) and not (e == actor and channel in work)]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
                     text = fill()
@@ -181,7 +186,7 @@ class ChatterMixin(GeneratorBase):
 
                 text = self.fresh_line(((c, partial(voiced, partial(self.slack_text, c, dict(values), story, records, rng)))
                                         for c in [rng.choice(bank.slack[name]), *rng.sample(pool, len(pool))]),
-                                       used, said, rules_said, names)
+                                       used, said, rules_said, names, spent)
                 if text is not None:
                     break
             if text is None:
@@ -212,10 +217,12 @@ class ChatterMixin(GeneratorBase):
         self.rows[m.SlackMessage] = messages
 
     def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str], said: set[str],
-                   rules_said: set[str], names: re.Pattern[str]) -> str | None:
+                   rules_said: set[str], names: FillWords, spent: set[str]) -> str | None:
         """Of the templates and their fillings (None: it does not fit), the first line that fits, is new,
         repeats no sentence ``said`` before (``said_sentences``: a policy reminder is said once) and restates
-        no standing rule with other values; None when there is none.
+        no standing rule with other values; None when there is none. ``spent`` collects the templates found
+        unusable for good (their words said, or, without placeholders, said or restating a rule), so later
+        messages skip them without a look.
 
         A template whose own words repeat a sentence said before, or (without placeholders) was said or
         restates a rule, is not filled; and once :data:`LINE_FILLS` fillings gave only lines said before,
@@ -225,8 +232,11 @@ class ChatterMixin(GeneratorBase):
         for template, fill in lines:
             if fills >= LINE_FILLS:
                 break
+            if template in spent:
+                continue
             if said_sentences(_blanked(template), names) & said or ("{" not in template and (
                     template in used or rule_shape(template, self.seeds.fidelity) in rules_said)):
+                spent.add(template)  # what was said stays said: the template is spent for good
                 continue
             line = fill()
             if line is None:
