@@ -1017,9 +1017,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_tickets, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
-    slack_tickets, brand_categories, ticket_budgets, product_model_years, ticket_priorities, safety_escalations,
-    tracking_numbers, slack_categories,
-    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice,
+    ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 
