@@ -858,6 +858,7 @@ TICKET_ID = re.compile(r"\btick-\d{6}-\d{3}\b")
 
 
 _WORD = re.compile(r"\w+")
+_PLACEHOLDER = re.compile(r"\{\w+\}")
 
 
 class FillWords:
@@ -872,6 +873,21 @@ class FillWords:
             if first is not None and first.start() == 0:
                 by_first.setdefault(first.group(), []).append(name)
         self._by_first = by_first
+        self._said: dict[str, frozenset[str]] = {}
+        self._said_templates: dict[str, frozenset[str]] = {}
+
+    def said(self, text: str) -> frozenset[str]:
+        """:func:`said_sentences` of ``text``, remembered (a build checks the same texts again and again)."""
+        if text not in self._said:
+            self._said[text] = said_sentences(text, self)
+        return self._said[text]
+
+    def said_template(self, template: str) -> frozenset[str]:
+        """The sentences a Slack template says whatever it is filled with (its placeholders blanked as
+        numbers), remembered per template."""
+        if template not in self._said_templates:
+            self._said_templates[template] = said_sentences(_PLACEHOLDER.sub("0", template), self)
+        return self._said_templates[template]
 
     def sub(self, blank: str, text: str) -> str:
         """``text`` with every name (not inside a longer word) replaced by ``blank``, left to right."""
@@ -897,7 +913,6 @@ def fill_words(products: Iterable[Row], people: Iterable[Row]) -> FillWords:
     return FillWords(names)
 
 
-@lru_cache(maxsize=1 << 14)
 def said_sentences(text: str, names: FillWords) -> frozenset[str]:
     """The sentences of a Slack ``text`` that may be said only once, lower-cased, with what they fill in
     blanked ("#": ``names`` (:func:`fill_words`), ids, carriers, warehouses, dates, amounts, numbers): at

@@ -42,7 +42,6 @@ from corecraft.world.fidelity import (
     price_drops,
     reference_problem,
     rule_shape,
-    said_sentences,
     spec_problems,
     stale_dates,
     status_problems,
@@ -822,7 +821,7 @@ def slack_sentence_repeats(r: Records) -> list[Finding]:
     found = []
     names = fill_words(r.products.values(), [*r.employees.values(), *r.customers.values()])
     for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
-        for sentence in sorted(said_sentences(msg["text"], names)):
+        for sentence in sorted(names.said(msg["text"])):
             earlier = first.setdefault(sentence, msg)
             if earlier is not msg and msg["thread_parent_id"] != earlier["id"]:
                 found.append(Finding("slack_sentence_repeats", msg["id"], f"repeats {earlier['id']}'s {sentence!r}"))

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 from corecraft.world import models as m
@@ -29,7 +29,6 @@ from corecraft.world.fidelity import (
     measure,
     origin,
     rule_shape,
-    said_sentences,
     stale_dates,
     symptom_problems,
 )
@@ -42,12 +41,6 @@ SLACK_DRAWS = 3
 """Slack draws (moment, order, channels) per message wanted, at most: a large world may run out of lines."""
 CLAIM_DRAWS = 48
 """How many orders that may bear out a Slack claim are drawn to pin it on (the message's own order first)."""
-
-
-@cache
-def _blanked(template: str) -> str:
-    """``template`` with its placeholders filled as ``said_sentences`` blanks them (a number)."""
-    return re.sub(r"\{\w+\}", "0", template)
 
 
 @dataclass(frozen=True)
@@ -192,7 +185,7 @@ class ChatterMixin(GeneratorBase):
             if text is None:
                 continue
             used.add(text)
-            said |= said_sentences(text, names)
+            said |= names.said(text)
             shape = rule_shape(text, self.seeds.fidelity)
             if shape:
                 rules_said.add(shape)
@@ -234,14 +227,14 @@ class ChatterMixin(GeneratorBase):
                 break
             if template in spent:
                 continue
-            if said_sentences(_blanked(template), names) & said or ("{" not in template and (
+            if names.said_template(template) & said or ("{" not in template and (
                     template in used or rule_shape(template, self.seeds.fidelity) in rules_said)):
                 spent.add(template)  # what was said stays said: the template is spent for good
                 continue
             line = fill()
             if line is None:
                 continue
-            if line in used or said_sentences(line, names) & said:
+            if line in used or names.said(line) & said:
                 fills += 1
                 continue
             if rule_shape(line, self.seeds.fidelity) not in rules_said:
