@@ -674,23 +674,20 @@ def test_slack_thread_topics_passes_a_reply_on_the_same_topic(world: World) -> N
                      (parent, reply))) == []
 
 
-def test_slack_voice_ranks_flags_a_vp_asking_who_can_approve(world: World) -> None:
-    vp, = one(world, "SELECT id FROM employee WHERE title LIKE 'VP%'")
-    msg, = one(world, "SELECT id FROM slackmessage WHERE channel_id = 'ch-escalations' ORDER BY ts LIMIT 1")
+@pytest.mark.parametrize(("author_where", "channel_where", "text", "why"), [
+    ("title LIKE 'VP%'", "channel_id = 'ch-escalations'", "Customer is past window on a GPU. Who can approve?",
+     "posted by a VP Operations (leadership); only lead/staff would say it"),
+    ("title = 'Billing Manager'", "channel_id NOT IN ('ch-general', 'ch-random')",
+     "Mary closed a ticket without a resolution note, please coach.",
+     "posted by a Billing Manager (billing); only support/returns/leadership would say it"),
+], ids=["vp_asking_who_can_approve", "billing_manager_coaching_support_agents"])
+def test_slack_voice_ranks_flags_a_line_out_of_its_authors_voice(world: World, author_where: str, channel_where: str,
+                                                                  text: str, why: str) -> None:
+    author, = one(world, f"SELECT id FROM employee WHERE {author_where}")
+    msg, = one(world, f"SELECT id FROM slackmessage WHERE {channel_where} ORDER BY ts LIMIT 1")
     found = injected(world, "slack_voice_ranks", msg,
-                     ("UPDATE slackmessage SET author_id = ?, text = 'Customer is past window on a GPU. Who can approve?' "
-                      "WHERE id = ?", (vp, msg)))
-    assert [f.message.split(":")[0] for f in found] == ["posted by a VP Operations (leadership); only lead/staff would say it"]
-
-
-def test_slack_voice_ranks_flags_a_billing_manager_coaching_support_agents(world: World) -> None:
-    manager, = one(world, "SELECT id FROM employee WHERE title = 'Billing Manager'")
-    msg, = one(world, "SELECT id FROM slackmessage WHERE channel_id NOT IN ('ch-general', 'ch-random') ORDER BY ts LIMIT 1")
-    found = injected(world, "slack_voice_ranks", msg,
-                     ("UPDATE slackmessage SET author_id = ?, text = 'Mary closed a ticket without a resolution note, "
-                      "please coach.' WHERE id = ?", (manager, msg)))
-    assert [f.message.split(":")[0] for f in found] == [
-        "posted by a Billing Manager (billing); only support/returns/leadership would say it"]
+                     ("UPDATE slackmessage SET author_id = ?, text = ? WHERE id = ?", (author, text, msg)))
+    assert [f.message.split(":")[0] for f in found] == [why]
 
 
 def test_slack_voice_ranks_keeps_directors_out_of_floor_chatter(world: World) -> None:
