@@ -212,20 +212,20 @@ class Fidelity(_Data):
     """Which ranks may post which Slack lines: managers approve, directors and VPs announce and decide."""
     new_hire: str
     """Slack words welcoming a new hire (a regex): an employee named with them has no earlier record."""
-
-    def thread_topics_of(self, text: str) -> set[str]:
-        """The ``thread_topics`` ``text`` is about."""
-        return {topic for topic, words in self.thread_topics.items() if re.search(words, text, re.IGNORECASE)}
     high_priority: str
     """Ticket words that make it high priority (a regex): a DOA item (and any ``safety_issue``)."""
     safety_issue: str
     """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
+    budgets: dict[str, Budget]
+    """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
+
+    def thread_topics_of(self, text: str) -> set[str]:
+        """The ``thread_topics`` ``text`` is about."""
+        return {topic for topic, words in self.thread_topics.items() if re.search(words, text, re.IGNORECASE)}
 
     def safety(self, text: str) -> bool:
         """Whether ``text`` reports a safety issue."""
         return re.search(self.safety_issue, text, re.IGNORECASE) is not None
-    budgets: dict[str, Budget]
-    """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
 
     def ticket_priority(self, kind: str, text: str, order_total: float | None, tier: str) -> str:
         """The KB's priority for a ticket of type ``kind`` saying ``text``: high for a DOA item, a safety issue,
@@ -712,8 +712,7 @@ CARRIER_LABELS = {"usps_ground": "USPS Ground", "ups_ground": "UPS Ground", "fed
                   "fedex_overnight": "FedEx Overnight"}
 """How people write each shipping method (Slack says "UPS Ground", never the ``ups_ground`` id)."""
 CARRIER_IDS = {label: method for method, label in CARRIER_LABELS.items()}
-CARRIER_NAME = re.compile(r"\b(?:usps_ground|ups_ground|fedex_express|fedex_overnight|USPS Ground|UPS Ground"
-                          r"|FedEx Express|FedEx Overnight)\b")
+CARRIER_NAME = re.compile(rf"\b(?:{'|'.join(map(re.escape, [*CARRIER_LABELS, *CARRIER_LABELS.values()]))})\b")
 """A shipping method named by its id or its label (:data:`CARRIER_LABELS`)."""
 RAW_ID = re.compile(r"(?<![`\w-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![`\w-])")
 """A raw snake_case id (``usps_ground``, ``refund_requested``) outside backticks: a record's value, not a word."""
