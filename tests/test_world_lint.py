@@ -531,6 +531,25 @@ def test_slack_tickets_flags_a_topic_and_a_customer_the_ticket_lacks(world: Worl
                                           f"names {other}, who is not {ticket}'s customer"]
 
 
+def test_slack_ticket_states_flags_an_open_ticket_closed_and_a_resolution_credited_to_another(world: World) -> None:
+    message, ts = pick(world, "slack_ticket_states", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
+    untouched, status = one(world, "SELECT id, status FROM supportticket WHERE id NOT IN (SELECT ticket_id FROM resolution) "
+                                   "AND created_at < ? ORDER BY id LIMIT 1", ts)
+    resolved, resolver = one(world, "SELECT t.id, e.name FROM supportticket t JOIN resolution r ON r.ticket_id = t.id "
+                                    "JOIN employee e ON e.id = r.resolved_by_id WHERE r.created_at < ? ORDER BY t.id "
+                                    "LIMIT 1", ts)
+    other, = one(world, "SELECT name FROM employee WHERE name NOT LIKE ? ORDER BY id LIMIT 1", resolver.split()[0] + " %")
+    found = injected(world, "slack_ticket_states", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"{other.split()[0]} closed {untouched} without a resolution note, please coach. "
+                       f"{other.split()[0]} closed {resolved} too.", message)))
+    assert [f.message for f in found] == [
+        f"says {untouched} is closed; its records (status {status}) do not hold it then",
+        f"says {untouched} is closed without note; its records (status {status}) do not hold it then",
+        f"names someone other than {resolved}'s resolver ({resolver.split()[0]})",
+        f"says {resolved} is closed without note; its records (status resolved) do not hold it then"]
+
+
 def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> None:
     message, = pick(world, "slack_categories", "SELECT id FROM slackmessage ORDER BY ts")
     psu, brand = one(world, "SELECT name, brand FROM product p WHERE category = 'psu' AND NOT EXISTS (SELECT 1 FROM "

@@ -102,6 +102,41 @@ class TicketTopic(_Data):
         return bool(re.search(self.ticket, ticket_text, re.IGNORECASE)) and (escalated or not self.escalated)
 
 
+class TicketState(_Data):
+    """What a Slack line says of the handling of the ticket it names, as of the message: someone handled it
+    (it is not left ``new``), it is resolved or still open, escalated or not (to ``destination``), and the
+    employee the line names is its ``assignee`` or its ``resolver``. ``never``: no record holds it (every
+    resolution carries a note)."""
+
+    pattern: str
+    resolved: bool | None = None
+    escalated: bool | None = None
+    destination: str | None = None
+    employee: Literal["assignee", "resolver"] | None = None
+    never: bool = False
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.IGNORECASE)
+
+    def holds(self, when: datetime, ticket: Row, resolution: Row | None, escalations: Sequence[Row]) -> bool:
+        """Whether the ticket's records (its resolution and escalations) bear the line out at ``when``."""
+        if self.never or ticket["status"] == "new" or ticket["created_at"] > when:
+            return False
+        resolved = resolution is not None and resolution["created_at"] <= when
+        escalated = any(e["created_at"] <= when and self.destination in (None, e["destination"]) for e in escalations)
+        return (self.resolved in (None, resolved) and self.escalated in (None, escalated)
+                and (self.employee is None or self.handler(ticket, resolution) is not None))
+
+    def handler(self, ticket: Row, resolution: Row | None) -> str | None:
+        """The id of the employee the line names (None when it names none, or the records have none)."""
+        if self.employee == "assignee":
+            return ticket["assignee_id"]  # type: ignore[no-any-return]
+        if self.employee == "resolver" and resolution is not None:
+            return resolution["resolved_by_id"]  # type: ignore[no-any-return]
+        return None
+
+
 class KbEdit(_Data):
     pattern: str
     article: str
@@ -167,6 +202,8 @@ class Fidelity(_Data):
     """Like ``symptoms``, checked on Slack only (BIOS talk is about boards and CPUs)."""
     slack_claims: dict[str, SlackClaim]
     slack_ticket_topics: dict[str, TicketTopic]
+    slack_ticket_states: dict[str, TicketState]
+    """What Slack may say of a named ticket's handling (closed by, picked up by, still open, escalated)."""
     standing_rule: str
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
     stale_date_claim: str
@@ -336,6 +373,10 @@ class Fidelity(_Data):
     def ticket_topics_in(self, text: str) -> list[tuple[str, TicketTopic]]:
         """The topics a Slack ``text`` says the ticket it names is about."""
         return [(name, t) for name, t in self.slack_ticket_topics.items() if re.search(t.pattern, text, re.IGNORECASE)]
+
+    def ticket_states_in(self, text: str) -> list[tuple[str, TicketState]]:
+        """What a Slack ``text`` says of the handling of the ticket it names."""
+        return [(name, t) for name, t in self.slack_ticket_states.items() if t.regex.search(text)]
 
     def fit(self, ticket_type: str, text: str) -> Fit:
         """What may become of a ticket of ``ticket_type`` whose subject and body are ``text``."""
@@ -935,4 +976,19 @@ def ticket_problems(text: str, ticket: Row, escalated: bool, held: Sequence[Row]
     if held:
         problems += [f"names {p['name']}, which is not on {ticket['id']}'s order" for p in named if p not in held]
     problems += [f"names {c}, who is not {ticket['id']}'s customer" for c in customers]
+    return problems
+
+
+def ticket_state_problems(text: str, when: datetime, ticket: Row, resolution: Row | None, escalations: Sequence[Row],
+                          first_names: dict[str, str], rules: Fidelity) -> list[str]:
+    """Sentences on what a Slack ``text`` says of the handling of the ``ticket`` it names (``slack_ticket_states``)
+    that its resolution and escalations do not bear out at ``when``, or the wrong employee it names."""
+    problems = []
+    for name, state in rules.ticket_states_in(text):
+        handler = state.handler(ticket, resolution)
+        if not state.holds(when, ticket, resolution, escalations):
+            problems.append(f"says {ticket['id']} is {name.replace('_', ' ')}; its records (status {ticket['status']}) "
+                            "do not hold it then")
+        elif handler is not None and not re.search(rf"\b{re.escape(first_names[handler])}\b", text):
+            problems.append(f"names someone other than {ticket['id']}'s {state.employee} ({first_names[handler]})")
     return problems

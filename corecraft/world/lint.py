@@ -47,6 +47,7 @@ from corecraft.world.fidelity import (
     status_problems,
     symptom_problems,
     ticket_problems,
+    ticket_state_problems,
 )
 from corecraft.world.rules import TRACKING_FORMATS, business_days_after, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
@@ -711,6 +712,28 @@ def slack_tickets(r: Records) -> list[Finding]:
     return found
 
 
+def slack_ticket_states(r: Records) -> list[Finding]:
+    """What a Slack line says of a named ticket's handling (``slack_ticket_states``: closed by someone,
+    picked up, still open, escalated) its records bear out at the message: a ticket nobody touched is not
+    closed, the colleague named closed it (or holds it), and no line claims a resolution is missing."""
+    resolutions: dict[str, Row] = {}
+    for res in sorted(r.resolutions.values(), key=lambda x: x["created_at"], reverse=True):
+        resolutions[res["ticket_id"]] = res
+    escalations: dict[str, list[Row]] = {}
+    for esc in r.escalations.values():
+        escalations.setdefault(esc["ticket_id"], []).append(esc)
+    first_names = {e: row["name"].split()[0] for e, row in r.employees.items()}
+    found = []
+    for msg in r.messages.values():
+        for ticket_id in dict.fromkeys(TICKET_ID.findall(msg["text"])):
+            ticket = r.tickets.get(ticket_id)
+            if ticket is not None:
+                found += [Finding("slack_ticket_states", msg["id"], problem) for problem in ticket_state_problems(
+                    msg["text"], msg["ts"], ticket, resolutions.get(ticket_id), escalations.get(ticket_id, []),
+                    first_names, r.rules)]
+    return found
+
+
 def slack_stale_dates(r: Records) -> list[Finding]:
     """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted."""
     return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
@@ -1013,7 +1036,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, brand_categories, slack_categories,
+    slack_tickets, slack_ticket_states, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
     ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,

@@ -77,6 +77,12 @@ class _SlackRecords:
     """The tickets (in their order) by when they were written."""
     claims: ClaimIndex
     """The orders that may bear out each claim, by moment."""
+    resolutions: dict[str, dict[str, Any]]
+    """Each resolved ticket's resolution, by ticket id."""
+    escalations: dict[str, list[dict[str, Any]]]
+    """Each ticket's escalations, by ticket id."""
+    first_names: dict[str, str]
+    """Employees' first names by id (how Slack names a colleague)."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
@@ -253,8 +259,10 @@ class ChatterMixin(GeneratorBase):
         for t in self.rows[m.SupportTicket]:
             tickets_of[t["order_id"] or ""].append(t)
         escalated: dict[str, datetime] = {}
+        escalations: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for esc in sorted(self.rows[m.Escalation], key=lambda e: e["created_at"]):
             escalated.setdefault(esc["ticket_id"], esc["created_at"])
+            escalations[esc["ticket_id"]].append(esc)
         brands: dict[str, set[str]] = defaultdict(set)
         for product in products:
             brands[product["brand"]].add(product["category"])
@@ -265,7 +273,10 @@ class ChatterMixin(GeneratorBase):
                              {a["id"]: a["updated_at"].date() for a in self.rows[m.KnowledgeBaseArticle]},
                              {t["id"]: t for t in self.rows[m.SupportTicket]},
                              Arrivals(self.rows[m.SupportTicket], lambda t: t["created_at"]),
-                             ClaimIndex(list(stories.values()), self.now))
+                             ClaimIndex(list(stories.values()), self.now),
+                             {r["ticket_id"]: r for r in sorted(self.rows[m.Resolution], key=lambda r: r["created_at"],
+                                                                reverse=True)},
+                             dict(escalations), {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]})
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -390,11 +401,18 @@ class ChatterMixin(GeneratorBase):
 
     def about_ticket(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                      rng: random.Random) -> bool:
-        """Point the line's ticket at one its topics fit (``slack_ticket_topics``) and read the customer,
-        amount and product off that ticket's records; False when no ticket written by then fits."""
-        topics = [t for _, t in self.seeds.fidelity.ticket_topics_in(template.format(**values))]
+        """Point the line's ticket at one its topics fit (``slack_ticket_topics``) and whose handling bears out
+        what the line says of it (``slack_ticket_states``), name its assignee or resolver when the line names
+        who handled it, and read the customer, amount and product off that ticket's records; False when no
+        ticket written by then fits."""
+        line = template.format(**values)
+        topics = [t for _, t in self.seeds.fidelity.ticket_topics_in(line)]
+        states = [s for _, s in self.seeds.fidelity.ticket_states_in(line)]
 
         def fits(t: dict[str, Any]) -> bool:
+            if not all(s.holds(story.ts, t, records.resolutions.get(t["id"]), records.escalations.get(t["id"], []))
+                       for s in states):
+                return False
             escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
             for topic in topics:
                 key = (t["id"], topic.ticket, escalated)
@@ -411,10 +429,16 @@ class ChatterMixin(GeneratorBase):
                 fitting = sorted((t for t in pool if t["created_at"] <= story.ts and fits(t)), key=lambda t: t["id"])
             else:
                 fitting = self.topic_tickets(topics, records).by(story.ts)
+                if states:  # a handling fits few tickets: look among a draw of those about the topics
+                    fitting = [t for t in rng.sample(fitting, min(len(fitting), CLAIM_DRAWS)) if fits(t)]
             if not fitting:
                 return False
             ticket = rng.choice(fitting)
             values["ticket_id"] = ticket["id"]
+        for state in states:
+            handler = state.handler(ticket, records.resolutions.get(ticket["id"]))
+            if handler is not None:
+                values["employee"] = records.first_names[handler]
         name = records.customers[ticket["customer_id"]]
         values.update(customer=name, first_name=name.split()[0])
         if ticket["order_id"] and "{order_id}" not in template:
