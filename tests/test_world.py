@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "93f258b3ffb00096d280ddd4debdf7c777d60f2e5a9ee69526509f8b55cc386f"
+DEFAULT_WORLD_HASH = "f75cee6cdf29c26d25bd392400af4473966bdb0cc23b48a868023040cae96f3c"
 
 
 @pytest.mark.slow

@@ -550,6 +550,17 @@ def test_slack_ticket_states_flags_an_open_ticket_closed_and_a_resolution_credit
         f"says {resolved} is closed without note; its records (status resolved) do not hold it then"]
 
 
+def test_slack_stances_flags_an_author_posting_both_sides_of_a_question(world: World) -> None:
+    author, first, later = one(world, "SELECT a.author_id, a.id, b.id FROM slackmessage a JOIN slackmessage b "
+                                      "ON a.author_id = b.author_id AND a.ts < b.ts ORDER BY a.id, b.id LIMIT 1")
+    found = injected(world, "slack_stances", later,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      ("Prebuilt warranty claims go to returns, full stop.", first)),
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      ("Prebuilt warranty claims stay with support unless it needs a part swap.", later)))
+    assert [f.message for f in found] == [f"{author} takes the other side of prebuilt warranty from their {first}"]
+
+
 def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> None:
     message, = pick(world, "slack_categories", "SELECT id FROM slackmessage ORDER BY ts")
     psu, brand = one(world, "SELECT name, brand FROM product p WHERE category = 'psu' AND NOT EXISTS (SELECT 1 FROM "

@@ -203,6 +203,8 @@ class Fidelity(_Data):
     slack_claims: dict[str, SlackClaim]
     slack_ticket_topics: dict[str, TicketTopic]
     slack_ticket_states: dict[str, TicketState]
+    slack_stances: dict[str, list[str]]
+    """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
     """What Slack may say of a named ticket's handling (closed by, picked up by, still open, escalated)."""
     standing_rule: str
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
@@ -373,6 +375,11 @@ class Fidelity(_Data):
     def ticket_topics_in(self, text: str) -> list[tuple[str, TicketTopic]]:
         """The topics a Slack ``text`` says the ticket it names is about."""
         return [(name, t) for name, t in self.slack_ticket_topics.items() if re.search(t.pattern, text, re.IGNORECASE)]
+
+    def stances_in(self, text: str) -> list[tuple[str, int]]:
+        """The stances (question, which of its stances) a Slack ``text`` takes."""
+        return [(group, k) for group, stances in self.slack_stances.items()
+                for k, stance in enumerate(stances) if re.search(stance, text, re.IGNORECASE)]
 
     def ticket_states_in(self, text: str) -> list[tuple[str, TicketState]]:
         """What a Slack ``text`` says of the handling of the ticket it names."""

@@ -734,6 +734,20 @@ def slack_ticket_states(r: Records) -> list[Finding]:
     return found
 
 
+def slack_stances(r: Records) -> list[Finding]:
+    """One person keeps one stance (``slack_stances``): colleagues may disagree, but nobody posts both sides
+    of a question ("prebuilt warranty claims go to returns" and, later, "stay with support")."""
+    taken: dict[tuple[str, str], tuple[int, str]] = {}
+    found = []
+    for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
+        for group, k in r.rules.stances_in(msg["text"]):
+            earlier, earlier_id = taken.setdefault((group, msg["author_id"]), (k, msg["id"]))
+            if earlier != k:
+                found.append(Finding("slack_stances", msg["id"], f"{msg['author_id']} takes the other side of "
+                                     f"{group.replace('_', ' ')} from their {earlier_id}"))
+    return found
+
+
 def slack_stale_dates(r: Records) -> list[Finding]:
     """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted."""
     return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
@@ -1036,7 +1050,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, slack_ticket_states, brand_categories, slack_categories,
+    slack_tickets, slack_ticket_states, slack_stances, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
     ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,

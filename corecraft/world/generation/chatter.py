@@ -148,6 +148,8 @@ class ChatterMixin(GeneratorBase):
         names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
         rules_said: set[str] = set()
         spent: set[str] = set()
+        stances: dict[tuple[str, str], int] = {}
+        """(question, author) -> the stance the author took on it (``slack_stances``): one person keeps one."""
         wanted = self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)
         for n in range(SLACK_DRAWS * wanted):  # a draw whose every channel has said all its fitting lines is dropped
             if len(messages) == wanted:
@@ -173,11 +175,14 @@ class ChatterMixin(GeneratorBase):
 
                 def speakers(text: str, channel: dict[str, Any] = channel, ts: datetime = ts) -> list[str]:
                     """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
-                    maker if it says its author made one, never the task actor in a work channel."""
+                    maker if it says its author made one, never the task actor in a work channel, nobody who took
+                    another stance on the question it takes a stance on."""
                     maker = self.refund_maker(text, ts, records)
                     fit = voices.speakers(text, channel in work)
+                    taken = self.seeds.fidelity.stances_in(text)
                     return [e for e in ([maker] if maker else channel["members"])
-                            if not voices.mismatch(fit, employees[e], rank[e]) and not (e == actor and channel in work)]
+                            if not voices.mismatch(fit, employees[e], rank[e]) and not (e == actor and channel in work)
+                            and all(stances.get((question, e), k) == k for question, k in taken)]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
                     text = fill()
@@ -195,7 +200,10 @@ class ChatterMixin(GeneratorBase):
             shape = rule_shape(text, self.seeds.fidelity)
             if shape:
                 rules_said.add(shape)
-            messages.append({"_order": n, "channel_id": channel["id"], "author_id": rng.choice(speakers(text)),
+            author = rng.choice(speakers(text))
+            for question, k in self.seeds.fidelity.stances_in(text):
+                stances[(question, author)] = k
+            messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
                              "text": text, "ts": ts, "reactions": self.reactions(), "thread_parent_id": None})
         director = next(e for e in self.rows[m.Employee] if e["department"] == "leadership")
         returns_lead = next((e for e in self.rows[m.Employee] if e["title"] == "Returns Lead"), director)
