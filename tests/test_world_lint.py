@@ -561,6 +561,14 @@ def test_slack_stances_flags_an_author_posting_both_sides_of_a_question(world: W
     assert [f.message for f in found] == [f"{author} takes the other side of prebuilt warranty from their {first}"]
 
 
+def test_slack_hardware_tests_flags_coil_whine_found_by_thermal_testing(world: World) -> None:
+    message, = pick(world, "slack_hardware_tests", "SELECT id FROM slackmessage ORDER BY id")
+    found = injected(world, "slack_hardware_tests", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      ("GPU-X thermal testing done, the coil whine is within spec for that model.", message)))
+    assert [f.message for f in found] == ["puts 'coil whine' down to thermal, which does not find or fix it"]
+
+
 def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> None:
     message, = pick(world, "slack_categories", "SELECT id FROM slackmessage ORDER BY ts")
     psu, brand = one(world, "SELECT name, brand FROM product p WHERE category = 'psu' AND NOT EXISTS (SELECT 1 FROM "

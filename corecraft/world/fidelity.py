@@ -137,6 +137,13 @@ class TicketState(_Data):
         return None
 
 
+class HardwareTest(_Data):
+    """A test or fix Slack reports on (``pattern``) and the faults it finds or fixes (``finds``), regexes."""
+
+    pattern: str
+    finds: str
+
+
 class KbEdit(_Data):
     pattern: str
     article: str
@@ -204,6 +211,10 @@ class Fidelity(_Data):
     slack_ticket_topics: dict[str, TicketTopic]
     slack_ticket_states: dict[str, TicketState]
     slack_stances: dict[str, list[str]]
+    hardware_faults: str
+    """Faults Slack reports a test or fix on (a regex, case-insensitive)."""
+    hardware_tests: dict[str, HardwareTest]
+    """Tests and fixes, each with the faults it finds: a line naming a test and a fault names one that finds it."""
     """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
     """What Slack may say of a named ticket's handling (closed by, picked up by, still open, escalated)."""
     standing_rule: str
@@ -375,6 +386,16 @@ class Fidelity(_Data):
     def ticket_topics_in(self, text: str) -> list[tuple[str, TicketTopic]]:
         """The topics a Slack ``text`` says the ticket it names is about."""
         return [(name, t) for name, t in self.slack_ticket_topics.items() if re.search(t.pattern, text, re.IGNORECASE)]
+
+    def hardware_test_problems(self, text: str) -> list[str]:
+        """Faults a Slack ``text`` reports a test or fix on that none of the tests it names finds (coil whine
+        from thermal testing)."""
+        tests = [name for name, t in self.hardware_tests.items() if re.search(t.pattern, text, re.IGNORECASE)]
+        if not tests:
+            return []
+        return [f"puts {fault.group(0)!r} down to {'/'.join(tests).replace('_', ' ')}, which does not find or fix it"
+                for fault in re.finditer(self.hardware_faults, text, re.IGNORECASE)
+                if not any(re.search(self.hardware_tests[t].finds, fault.group(0), re.IGNORECASE) for t in tests)]
 
     def stances_in(self, text: str) -> list[tuple[str, int]]:
         """The stances (question, which of its stances) a Slack ``text`` takes."""

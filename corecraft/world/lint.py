@@ -748,6 +748,13 @@ def slack_stances(r: Records) -> list[Finding]:
     return found
 
 
+def slack_hardware_tests(r: Records) -> list[Finding]:
+    """A test or fix Slack reports on a fault is one that finds it (``hardware_tests``): coil whine is heard on
+    a listening test, not found by thermal testing; a Wi-Fi drop is fixed by the wireless driver."""
+    return [Finding("slack_hardware_tests", msg["id"], problem) for msg in r.messages.values()
+            for problem in r.rules.hardware_test_problems(msg["text"])]
+
+
 def slack_stale_dates(r: Records) -> list[Finding]:
     """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted."""
     return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
@@ -1050,7 +1057,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, slack_ticket_states, slack_stances, brand_categories, slack_categories,
+    slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
     ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,

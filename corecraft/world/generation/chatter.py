@@ -403,6 +403,7 @@ class ChatterMixin(GeneratorBase):
                 or ledger_problems(text, refunds) \
                 or claim_problems(text, story.ts, about if names_order else None, rules) \
                 or stale_dates(text, story.ts, self.tz, rules) \
+                or rules.hardware_test_problems(text) \
                 or kb_edit_problems(text, story.ts, self.tz, records.kb_updated, rules):
             return None
         return text
