@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "ce7c35e6a216333cb9b51e2fb21615798562aa48e3bf7a93d5ab71bca621273b"
+DEFAULT_WORLD_HASH = "d9752d35a1f7dd65ef39ea12526285a3af68680cf1db89d10c877ddf3eb16c2f"
 
 
 @pytest.mark.slow

@@ -508,6 +508,23 @@ def test_slack_claims_flags_a_refund_claimed_by_someone_the_ledger_does_not_name
                                           f"{refund} was approved by {approver}"]
 
 
+def test_slack_claims_flags_a_doa_refund_asked_of_someone_but_its_approver(world: World) -> None:
+    message, = pick(world, "slack_claims", "SELECT id FROM slackmessage ORDER BY ts")
+    refund, order, approver, created = one(
+        world, "SELECT r.id, p.order_id, e.name, r.created_at FROM refund r JOIN payment p ON p.id = r.payment_id "
+               "JOIN employee e ON e.id = r.approved_by_id ORDER BY r.created_at LIMIT 1")
+    world.conn.execute("UPDATE refund SET reason = 'doa' WHERE id = ?", (refund,))
+    other, = one(world, "SELECT name FROM employee WHERE name NOT LIKE ? ORDER BY id LIMIT 1", approver.split()[0] + " %")
+    posted = db.encode_datetime(db.decode_datetime(created, world.tz) - timedelta(hours=2))
+    text = "Return for {} marked DOA by inspection, full refund including shipping. {} please issue."
+    world.conn.execute("UPDATE slackmessage SET text = ?, ts = ? WHERE id = ?",
+                       (text.format(order, approver.split()[0]), posted, message))
+    found = injected(world, "slack_claims", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (text.format(order, other.split()[0]), message)))
+    assert [f.message for f in found] == [f"asks someone other than the approver of {refund} ({approver.split()[0]}) "
+                                          f"to make the doa inspected on {order}"]
+
+
 def test_brand_categories_flags_a_storage_brand_motherboard(world: World) -> None:
     ticket, = pick(world, "brand_categories", "SELECT id FROM supportticket ORDER BY id")
     brand, made = one(world, "SELECT brand, group_concat(DISTINCT category) FROM product GROUP BY brand "

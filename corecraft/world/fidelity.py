@@ -84,6 +84,8 @@ class SlackClaim(_Data):
     days: float = 0.0
     by_author: bool = False
     """The line says its author made the refund: the ledger's approver of the backing refund posts it."""
+    names_approver: bool = False
+    """The colleague the line names (by first name) is the backing refund's approver."""
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -102,15 +104,25 @@ class TicketTopic(_Data):
         return bool(re.search(self.ticket, ticket_text, re.IGNORECASE)) and (escalated or not self.escalated)
 
 
+@dataclass(frozen=True)
+class Handling:
+    """How a ticket was handled: its resolution (None: never resolved), escalations and the refunds made on it."""
+
+    resolution: Row | None
+    escalations: Sequence[Row]
+    refunds: Sequence[Row]
+
+
 class TicketState(_Data):
     """What a Slack line says of the handling of the ticket it names, as of the message: someone handled it
-    (it is not left ``new``), it is resolved or still open, escalated or not (to ``destination``), and the
-    employee the line names is its ``assignee`` or its ``resolver``. ``never``: no record holds it (every
-    resolution carries a note)."""
+    (it is not left ``new``), it is resolved or still open, escalated or not (to ``destination``), a refund
+    on it settled, and the employee the line names is its ``assignee`` or its ``resolver``. ``never``: no
+    record holds it (every resolution carries a note)."""
 
     pattern: str
     resolved: bool | None = None
     escalated: bool | None = None
+    settled: bool | None = None
     destination: str | None = None
     employee: Literal["assignee", "resolver"] | None = None
     never: bool = False
@@ -119,21 +131,25 @@ class TicketState(_Data):
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern, re.IGNORECASE)
 
-    def holds(self, when: datetime, ticket: Row, resolution: Row | None, escalations: Sequence[Row]) -> bool:
-        """Whether the ticket's records (its resolution and escalations) bear the line out at ``when``."""
+    def holds(self, when: datetime, ticket: Row, handling: Handling) -> bool:
+        """Whether the ticket's records (its resolution, escalations and refunds) bear the line out at ``when``."""
         if self.never or ticket["status"] == "new" or ticket["created_at"] > when:
             return False
+        resolution = handling.resolution
         resolved = resolution is not None and resolution["created_at"] <= when
-        escalated = any(e["created_at"] <= when and self.destination in (None, e["destination"]) for e in escalations)
+        escalated = any(e["created_at"] <= when and self.destination in (None, e["destination"])
+                        for e in handling.escalations)
+        settled = any(r["processed_at"] is not None and r["processed_at"] <= when for r in handling.refunds)
         return (self.resolved in (None, resolved) and self.escalated in (None, escalated)
-                and (self.employee is None or self.handler(ticket, resolution) is not None))
+                and self.settled in (None, settled)
+                and (self.employee is None or self.handler(ticket, handling) is not None))
 
-    def handler(self, ticket: Row, resolution: Row | None) -> str | None:
+    def handler(self, ticket: Row, handling: Handling) -> str | None:
         """The id of the employee the line names (None when it names none, or the records have none)."""
         if self.employee == "assignee":
             return ticket["assignee_id"]  # type: ignore[no-any-return]
-        if self.employee == "resolver" and resolution is not None:
-            return resolution["resolved_by_id"]  # type: ignore[no-any-return]
+        if self.employee == "resolver" and handling.resolution is not None:
+            return handling.resolution["resolved_by_id"]  # type: ignore[no-any-return]
         return None
 
 
@@ -845,10 +861,11 @@ def claim_backing(claim: SlackClaim, when: datetime, story: OrderStory) -> Row |
 
 
 def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: Fidelity,
-                   author: str | None = None) -> list[str]:
+                   author: str | None = None, first_names: dict[str, str] | None = None) -> list[str]:
     """Sentences on every claim ``text`` makes about ``story``'s order that its records do not bear out
     (the event, or the carrier, warehouse, tracking number or amount quoted, or, posted by ``author``,
-    who made the refund). A text naming no order speaks in general and makes no such claim."""
+    who made the refund, or, given employees' ``first_names``, who is asked to make it). A text naming no
+    order speaks in general and makes no such claim."""
     if story is None:
         return []
     problems = []
@@ -872,6 +889,11 @@ def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: F
             if claim.by_author and author is not None and backing["approved_by_id"] != author:
                 problems.append(f"says its author {author} made the {label} on {order_id}; the ledger's "
                                 f"{backing['id']} was approved by {backing['approved_by_id']}")
+            approver = (first_names or {}).get(backing["approved_by_id"] or "")
+            if claim.names_approver and first_names is not None and (
+                    approver is None or not re.search(rf"\b{re.escape(approver)}\b", text)):
+                problems.append(f"asks someone other than the approver of {backing['id']} ({approver}) to make the "
+                                f"{label} on {order_id}")
     return problems
 
 
@@ -1007,14 +1029,14 @@ def ticket_problems(text: str, ticket: Row, escalated: bool, held: Sequence[Row]
     return problems
 
 
-def ticket_state_problems(text: str, when: datetime, ticket: Row, resolution: Row | None, escalations: Sequence[Row],
-                          first_names: dict[str, str], rules: Fidelity) -> list[str]:
+def ticket_state_problems(text: str, when: datetime, ticket: Row, handling: Handling, first_names: dict[str, str],
+                          rules: Fidelity) -> list[str]:
     """Sentences on what a Slack ``text`` says of the handling of the ``ticket`` it names (``slack_ticket_states``)
-    that its resolution and escalations do not bear out at ``when``, or the wrong employee it names."""
+    that its resolution, escalations and refunds do not bear out at ``when``, or the wrong employee it names."""
     problems = []
     for name, state in rules.ticket_states_in(text):
-        handler = state.handler(ticket, resolution)
-        if not state.holds(when, ticket, resolution, escalations):
+        handler = state.handler(ticket, handling)
+        if not state.holds(when, ticket, handling):
             problems.append(f"says {ticket['id']} is {name.replace('_', ' ')}; its records (status {ticket['status']}) "
                             "do not hold it then")
         elif handler is not None and not re.search(rf"\b{re.escape(first_names[handler])}\b", text):

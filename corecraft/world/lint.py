@@ -26,6 +26,7 @@ from corecraft.world.fidelity import (
     TICKET_ID,
     TRACKING,
     Fidelity,
+    Handling,
     OrderStory,
     assigned_warehouse,
     category_problems,
@@ -623,8 +624,10 @@ def slack_claims(r: Records) -> list[Finding]:
     the message: the event, its carrier, warehouse, tracking number and amount, and who made a refund the
     author says they made (the ledger's approver); events no record can
     hold (interceptions, splits, lost parcels, ...) are never pinned on an order."""
+    first_names = {e: row["name"].split()[0] for e, row in r.employees.items()}
     return [Finding("slack_claims", msg["id"], problem) for msg in r.messages.values()
-            for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules, msg["author_id"])]
+            for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules, msg["author_id"],
+                                          first_names)]
 
 
 def brand_categories(r: Records) -> list[Finding]:
@@ -722,6 +725,9 @@ def slack_ticket_states(r: Records) -> list[Finding]:
     escalations: dict[str, list[Row]] = {}
     for esc in r.escalations.values():
         escalations.setdefault(esc["ticket_id"], []).append(esc)
+    refunds: dict[str, list[Row]] = {}
+    for refund in r.refunds.values():
+        refunds.setdefault(refund["ticket_id"] or "", []).append(refund)
     first_names = {e: row["name"].split()[0] for e, row in r.employees.items()}
     found = []
     for msg in r.messages.values():
@@ -729,8 +735,8 @@ def slack_ticket_states(r: Records) -> list[Finding]:
             ticket = r.tickets.get(ticket_id)
             if ticket is not None:
                 found += [Finding("slack_ticket_states", msg["id"], problem) for problem in ticket_state_problems(
-                    msg["text"], msg["ts"], ticket, resolutions.get(ticket_id), escalations.get(ticket_id, []),
-                    first_names, r.rules)]
+                    msg["text"], msg["ts"], ticket, Handling(resolutions.get(ticket_id), escalations.get(ticket_id, []),
+                                                             refunds.get(ticket_id, [])), first_names, r.rules)]
     return found
 
 

@@ -16,6 +16,7 @@ from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DURATION_CLAIMS,
     FillWords,
+    Handling,
     OrderStory,
     SlackClaim,
     TicketTopic,
@@ -77,10 +78,8 @@ class _SlackRecords:
     """The tickets (in their order) by when they were written."""
     claims: ClaimIndex
     """The orders that may bear out each claim, by moment."""
-    resolutions: dict[str, dict[str, Any]]
-    """Each resolved ticket's resolution, by ticket id."""
-    escalations: dict[str, list[dict[str, Any]]]
-    """Each ticket's escalations, by ticket id."""
+    handling: dict[str, Handling]
+    """How each ticket was handled (resolution, escalations, refunds), by ticket id."""
     first_names: dict[str, str]
     """Employees' first names by id (how Slack names a colleague)."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
@@ -261,8 +260,12 @@ class ChatterMixin(GeneratorBase):
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
+        refunds_on: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for refund in sorted(self.rows[m.Refund], key=lambda r: r["created_at"]):
             refunds_of[order_of_payment[refund["payment_id"]]].append(refund)
+            refunds_on[refund["ticket_id"] or ""].append(refund)
+        resolutions = {r["ticket_id"]: r for r in sorted(self.rows[m.Resolution], key=lambda r: r["created_at"],
+                                                         reverse=True)}
         tickets_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for t in self.rows[m.SupportTicket]:
             tickets_of[t["order_id"] or ""].append(t)
@@ -282,9 +285,9 @@ class ChatterMixin(GeneratorBase):
                              {t["id"]: t for t in self.rows[m.SupportTicket]},
                              Arrivals(self.rows[m.SupportTicket], lambda t: t["created_at"]),
                              ClaimIndex(list(stories.values()), self.now),
-                             {r["ticket_id"]: r for r in sorted(self.rows[m.Resolution], key=lambda r: r["created_at"],
-                                                                reverse=True)},
-                             dict(escalations), {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]})
+                             {t["id"]: Handling(resolutions.get(t["id"]), escalations[t["id"]], refunds_on[t["id"]])
+                              for t in self.rows[m.SupportTicket]},
+                             {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]})
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -339,6 +342,8 @@ class ChatterMixin(GeneratorBase):
         held = [lines[x["order_line_id"]] for x in refund["lines"] if x["order_line_id"] in lines] if refund else []
         if refund:
             values["amount"] = f"{refund['amount']:.2f}"
+            if any(c.names_approver for c in claims) and refund["approved_by_id"]:
+                values["employee"] = records.first_names[refund["approved_by_id"]]
         product_id = rng.choice(held or list(lines.values()))["product_id"]
         product = records.products[product_id]
         values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
@@ -401,7 +406,7 @@ class ChatterMixin(GeneratorBase):
                 or category_problems(text, [product] if names_product else [], records.brands, rules) \
                 or duration_problems(text, story.ts, self.tz, about.order, about.ship, story.payment, processed) \
                 or ledger_problems(text, refunds) \
-                or claim_problems(text, story.ts, about if names_order else None, rules) \
+                or claim_problems(text, story.ts, about if names_order else None, rules, None, records.first_names) \
                 or stale_dates(text, story.ts, self.tz, rules) \
                 or rules.hardware_test_problems(text) \
                 or kb_edit_problems(text, story.ts, self.tz, records.kb_updated, rules):
@@ -419,8 +424,7 @@ class ChatterMixin(GeneratorBase):
         states = [s for _, s in self.seeds.fidelity.ticket_states_in(line)]
 
         def fits(t: dict[str, Any]) -> bool:
-            if not all(s.holds(story.ts, t, records.resolutions.get(t["id"]), records.escalations.get(t["id"], []))
-                       for s in states):
+            if not all(s.holds(story.ts, t, records.handling[t["id"]]) for s in states):
                 return False
             escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
             for topic in topics:
@@ -445,7 +449,7 @@ class ChatterMixin(GeneratorBase):
             ticket = rng.choice(fitting)
             values["ticket_id"] = ticket["id"]
         for state in states:
-            handler = state.handler(ticket, records.resolutions.get(ticket["id"]))
+            handler = state.handler(ticket, records.handling[ticket["id"]])
             if handler is not None:
                 values["employee"] = records.first_names[handler]
         name = records.customers[ticket["customer_id"]]
