@@ -38,6 +38,11 @@ from corecraft.world.generation.indexes import Arrivals, ClaimIndex
 
 LINE_FILLS = 12
 """After this many fillings that gave only lines said before, a Slack message is not posted."""
+TEMPLATE_MISSES = 256
+"""A Slack template whose fillings gave nothing new (no fit, or only lines said before) this many times is
+retired: in a large world the said-once rule exhausts the bank, and retrying every template on every draw
+would make the build's cost per message grow with the world. (In the default world the latest-fitting line,
+a KB-edit note that fits only days around its article's update, is filled to no avail 128 times first.)"""
 SLACK_DRAWS = 3
 """Slack draws (moment, order, channels) per message wanted, at most: a large world may run out of lines."""
 CLAIM_DRAWS = 48
@@ -141,6 +146,17 @@ class ChatterMixin(GeneratorBase):
         voices = self.seeds.fidelity.slack_voices
         employees = {e["id"]: e for e in self.rows[m.Employee]}
         rank = {e["id"]: voices.rank(e["title"]) for e in self.rows[m.Employee]}
+        kind = {e["id"]: (rank[e["id"]], e["department"]) for e in self.rows[m.Employee]}
+        """Who an employee is to a line's voice: the line fits everyone of a rank and department alike."""
+        kinds = {c["id"]: {kind[e]: employees[e] for e in c["members"]} for c in channels}
+        """Each channel's members' (rank, department) pairs, each with one member of it."""
+        pools = {c["id"]: bank.slack[c["name"][1:]] + bank.slack_reserve.get(c["name"][1:], []) for c in channels}
+        authors_of = {c["id"]: frozenset(c["members"]) - ({actor} if c in work else set()) for c in channels}
+        quiet: set[str] = set()
+        """The channels whose every line is spent: a draw among them only is dropped without a look."""
+        spent_seen = 0
+        misses: dict[str, int] = defaultdict(int)
+        """How often each template was filled to no avail (``fresh_line`` retires it at :data:`TEMPLATE_MISSES`)."""
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
         said: set[str] = set()
@@ -164,13 +180,20 @@ class ChatterMixin(GeneratorBase):
             values["carrier"] = CARRIER_LABELS[values["carrier"]]
             if ticket is None:
                 values["ticket_id"] = self.rng.choice(self.rows[m.SupportTicket])["id"]
+            if len(spent) > spent_seen:  # only a newly spent template can quiet a channel
+                spent_seen = len(spent)
+                quiet |= {c["id"] for c in channels if c["id"] not in quiet and spent.issuperset(pools[c["id"]])}
+            if all(c["id"] in quiet for c in group):
+                if len(quiet) == len(channels):
+                    break  # every line of every channel is spent: no draw can post
+                continue
             rng = self.local_rng("slack", str(n))
             for channel in [first, *rng.sample([c for c in group if c is not first], len(group) - 1)]:
                 # a channel whose every fitting line was said stays quiet: the message goes to the next one
                 name = channel["name"][1:]
-                authors = frozenset(channel["members"]) - ({actor} if channel in work else set())
-                story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]), authors)
-                pool = bank.slack[name] + bank.slack_reserve.get(name, [])
+                story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]),
+                                    authors_of[channel["id"]])
+                pool = pools[channel["id"]]
 
                 def speakers(text: str, channel: dict[str, Any] = channel, ts: datetime = ts) -> list[str]:
                     """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
@@ -178,9 +201,11 @@ class ChatterMixin(GeneratorBase):
                     another stance on the question it takes a stance on."""
                     maker = self.refund_maker(text, ts, records)
                     fit = voices.speakers(text, channel in work)
+                    among = {kind[maker]: employees[maker]} if maker else kinds[channel["id"]]
+                    fitting = {k for k, e in among.items() if not voices.mismatch(fit, e, k[0])}
                     taken = self.seeds.fidelity.stances_in(text)
                     return [e for e in ([maker] if maker else channel["members"])
-                            if not voices.mismatch(fit, employees[e], rank[e]) and not (e == actor and channel in work)
+                            if kind[e] in fitting and not (e == actor and channel in work)
                             and all(stances.get((question, e), k) == k for question, k in taken)]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
@@ -189,7 +214,7 @@ class ChatterMixin(GeneratorBase):
 
                 text = self.fresh_line(((c, partial(voiced, partial(self.slack_text, c, dict(values), story, records, rng)))
                                         for c in [rng.choice(bank.slack[name]), *rng.sample(pool, len(pool))]),
-                                       used, said, rules_said, names, spent)
+                                       used, said, rules_said, names, spent, misses)
                 if text is not None:
                     break
             if text is None:
@@ -223,12 +248,13 @@ class ChatterMixin(GeneratorBase):
         self.rows[m.SlackMessage] = messages
 
     def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str], said: set[str],
-                   rules_said: set[str], names: FillWords, spent: set[str]) -> str | None:
+                   rules_said: set[str], names: FillWords, spent: set[str], misses: dict[str, int]) -> str | None:
         """Of the templates and their fillings (None: it does not fit), the first line that fits, is new,
         repeats no sentence ``said`` before (``said_sentences``: a policy reminder is said once) and restates
         no standing rule with other values; None when there is none. ``spent`` collects the templates found
-        unusable for good (their words said, or, without placeholders, said or restating a rule), so later
-        messages skip them without a look.
+        unusable for good (their words said, or, without placeholders, said or restating a rule, or
+        :data:`TEMPLATE_MISSES` fillings, counted in ``misses``, that gave nothing new), so later messages skip
+        them without a look.
 
         A template whose own words repeat a sentence said before, or (without placeholders) was said or
         restates a rule, is not filled; and once :data:`LINE_FILLS` fillings gave only lines said before,
@@ -245,13 +271,14 @@ class ChatterMixin(GeneratorBase):
                 spent.add(template)  # what was said stays said: the template is spent for good
                 continue
             line = fill()
-            if line is None:
-                continue
-            if line in used or names.said(line) & said:
+            if line is not None and not (line in used or names.said(line) & said):
+                if rule_shape(line, self.seeds.fidelity) not in rules_said:
+                    return line
+            elif line is not None:
                 fills += 1
-                continue
-            if rule_shape(line, self.seeds.fidelity) not in rules_said:
-                return line
+            misses[template] += 1
+            if misses[template] >= TEMPLATE_MISSES:
+                spent.add(template)
         return None
 
     def slack_records(self) -> _SlackRecords:
