@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "d9752d35a1f7dd65ef39ea12526285a3af68680cf1db89d10c877ddf3eb16c2f"
+DEFAULT_WORLD_HASH = "252fcaa38dd1a2c6c5aaf37330f9c1226ec13d59592fcc7a167870b12e31e4fa"
 
 
 @pytest.mark.slow

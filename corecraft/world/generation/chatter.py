@@ -468,7 +468,9 @@ class ChatterMixin(GeneratorBase):
                 pool = records.tickets.get(story.about.order["id"], [])
                 fitting = sorted((t for t in pool if t["created_at"] <= story.ts and fits(t)), key=lambda t: t["id"])
             else:
-                fitting = self.topic_tickets(topics, records).by(story.ts)
+                # a line saying the ticket was escalated looks among the escalated tickets only
+                escalated = [TicketTopic(pattern=".", ticket=".", escalated=True)] if any(s.escalated for s in states) else []
+                fitting = self.topic_tickets(topics + escalated, records).by(story.ts)
                 if states:  # a handling fits few tickets: look among a draw of those about the topics
                     fitting = [t for t in rng.sample(fitting, min(len(fitting), CLAIM_DRAWS)) if fits(t)]
             if not fitting:
