@@ -569,7 +569,8 @@ def test_slack_ticket_states_flags_an_open_ticket_closed_and_a_resolution_credit
 
 def test_slack_stances_flags_an_author_posting_both_sides_of_a_question(world: World) -> None:
     author, first, later = one(world, "SELECT a.author_id, a.id, b.id FROM slackmessage a JOIN slackmessage b "
-                                      "ON a.author_id = b.author_id AND a.ts < b.ts ORDER BY a.id, b.id LIMIT 1")
+                                      "ON a.ts < b.ts ORDER BY a.ts, b.ts LIMIT 1")
+    world.conn.execute("UPDATE slackmessage SET author_id = ? WHERE id = ?", (author, later))
     found = injected(world, "slack_stances", later,
                      ("UPDATE slackmessage SET text = ? WHERE id = ?",
                       ("Prebuilt warranty claims go to returns, full stop.", first)),
