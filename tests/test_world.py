@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a2102d6e08c1617df4550395fe3158711cc6ca353a96414d4fdcd0b4ed588010"
+DEFAULT_WORLD_HASH = "74d8c0c4920ed1d7b28d5b67ea9c5df6f219d46d4a1b4e7aa2367583b94c7d24"
 
 
 @pytest.mark.slow
