@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "344fe14e2af9f002c1fcdb4a2ed2a0362a375bc85cba427ac4794a8054700a15"
+DEFAULT_WORLD_HASH = "74d8c0c4920ed1d7b28d5b67ea9c5df6f219d46d4a1b4e7aa2367583b94c7d24"
 
 
 @pytest.mark.slow

@@ -508,6 +508,23 @@ def test_slack_claims_flags_a_refund_claimed_by_someone_the_ledger_does_not_name
                                           f"{refund} was approved by {approver}"]
 
 
+def test_slack_claims_flags_a_doa_refund_asked_of_someone_but_its_approver(world: World) -> None:
+    message, = pick(world, "slack_claims", "SELECT id FROM slackmessage ORDER BY ts")
+    refund, order, approver, created = one(
+        world, "SELECT r.id, p.order_id, e.name, r.created_at FROM refund r JOIN payment p ON p.id = r.payment_id "
+               "JOIN employee e ON e.id = r.approved_by_id ORDER BY r.created_at LIMIT 1")
+    world.conn.execute("UPDATE refund SET reason = 'doa' WHERE id = ?", (refund,))
+    other, = one(world, "SELECT name FROM employee WHERE name NOT LIKE ? ORDER BY id LIMIT 1", approver.split()[0] + " %")
+    posted = db.encode_datetime(db.decode_datetime(created, world.tz) - timedelta(hours=2))
+    text = "Return for {} marked DOA by inspection, full refund including shipping. {} please issue."
+    world.conn.execute("UPDATE slackmessage SET text = ?, ts = ? WHERE id = ?",
+                       (text.format(order, approver.split()[0]), posted, message))
+    found = injected(world, "slack_claims", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (text.format(order, other.split()[0]), message)))
+    assert [f.message for f in found] == [f"asks someone other than the approver of {refund} ({approver.split()[0]}) "
+                                          f"to make the doa inspected on {order}"]
+
+
 def test_brand_categories_flags_a_storage_brand_motherboard(world: World) -> None:
     ticket, = pick(world, "brand_categories", "SELECT id FROM supportticket ORDER BY id")
     brand, made = one(world, "SELECT brand, group_concat(DISTINCT category) FROM product GROUP BY brand "
@@ -529,6 +546,45 @@ def test_slack_tickets_flags_a_topic_and_a_customer_the_ticket_lacks(world: Worl
                       (f"heads up, {other} on {ticket} reports a burning smell. tread carefully", message)))
     assert [f.message for f in found] == [f"says {ticket} is about burning smell; the ticket ({subject!r}) is not",
                                           f"names {other}, who is not {ticket}'s customer"]
+
+
+def test_slack_ticket_states_flags_an_open_ticket_closed_and_a_resolution_credited_to_another(world: World) -> None:
+    message, ts = pick(world, "slack_ticket_states", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
+    untouched, status = one(world, "SELECT id, status FROM supportticket WHERE id NOT IN (SELECT ticket_id FROM resolution) "
+                                   "AND created_at < ? ORDER BY id LIMIT 1", ts)
+    resolved, resolver = one(world, "SELECT t.id, e.name FROM supportticket t JOIN resolution r ON r.ticket_id = t.id "
+                                    "JOIN employee e ON e.id = r.resolved_by_id WHERE r.created_at < ? ORDER BY t.id "
+                                    "LIMIT 1", ts)
+    other, = one(world, "SELECT name FROM employee WHERE name NOT LIKE ? ORDER BY id LIMIT 1", resolver.split()[0] + " %")
+    found = injected(world, "slack_ticket_states", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"{other.split()[0]} closed {untouched} without a resolution note, please coach. "
+                       f"{other.split()[0]} closed {resolved} too.", message)))
+    assert [f.message for f in found] == [
+        f"says {untouched} is closed; its records (status {status}) do not hold it then",
+        f"says {untouched} is closed without note; its records (status {status}) do not hold it then",
+        f"names someone other than {resolved}'s resolver ({resolver.split()[0]})",
+        f"says {resolved} is closed without note; its records (status resolved) do not hold it then"]
+
+
+def test_slack_stances_flags_an_author_posting_both_sides_of_a_question(world: World) -> None:
+    author, first, later = one(world, "SELECT a.author_id, a.id, b.id FROM slackmessage a JOIN slackmessage b "
+                                      "ON a.ts < b.ts ORDER BY a.ts, b.ts LIMIT 1")
+    world.conn.execute("UPDATE slackmessage SET author_id = ? WHERE id = ?", (author, later))
+    found = injected(world, "slack_stances", later,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      ("Prebuilt warranty claims go to returns, full stop.", first)),
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      ("Prebuilt warranty claims stay with support unless it needs a part swap.", later)))
+    assert [f.message for f in found] == [f"{author} takes the other side of prebuilt warranty from their {first}"]
+
+
+def test_slack_hardware_tests_flags_coil_whine_found_by_thermal_testing(world: World) -> None:
+    message, = pick(world, "slack_hardware_tests", "SELECT id FROM slackmessage ORDER BY id")
+    found = injected(world, "slack_hardware_tests", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      ("GPU-X thermal testing done, the coil whine is within spec for that model.", message)))
+    assert [f.message for f in found] == ["puts 'coil whine' down to thermal, which does not find or fix it"]
 
 
 def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> None:

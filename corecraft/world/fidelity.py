@@ -84,6 +84,8 @@ class SlackClaim(_Data):
     days: float = 0.0
     by_author: bool = False
     """The line says its author made the refund: the ledger's approver of the backing refund posts it."""
+    names_approver: bool = False
+    """The colleague the line names (by first name) is the backing refund's approver."""
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -100,6 +102,62 @@ class TicketTopic(_Data):
     def fits(self, ticket_text: str, escalated: bool) -> bool:
         """Whether a ticket with this subject and body (escalated or not by then) is about the topic."""
         return bool(re.search(self.ticket, ticket_text, re.IGNORECASE)) and (escalated or not self.escalated)
+
+
+@dataclass(frozen=True)
+class Handling:
+    """How a ticket was handled: its resolution (None: never resolved), escalations and the refunds made on it."""
+
+    resolution: Row | None
+    escalations: Sequence[Row]
+    refunds: Sequence[Row]
+
+
+class TicketState(_Data):
+    """What a Slack line says of the handling of the ticket it names, as of the message: someone handled it
+    (it is not left ``new``), it is resolved or still open, escalated or not (to ``destination``), a refund
+    on it settled, and the employee the line names is its ``assignee`` or its ``resolver``. ``never``: no
+    record holds it (every resolution carries a note)."""
+
+    pattern: str
+    resolved: bool | None = None
+    escalated: bool | None = None
+    settled: bool | None = None
+    destination: str | None = None
+    employee: Literal["assignee", "resolver"] | None = None
+    never: bool = False
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.IGNORECASE)
+
+    def holds(self, when: datetime, ticket: Row, handling: Handling) -> bool:
+        """Whether the ticket's records (its resolution, escalations and refunds) bear the line out at ``when``."""
+        if self.never or ticket["status"] == "new" or ticket["created_at"] > when:
+            return False
+        resolution = handling.resolution
+        resolved = resolution is not None and resolution["created_at"] <= when
+        escalated = any(e["created_at"] <= when and self.destination in (None, e["destination"])
+                        for e in handling.escalations)
+        settled = any(r["processed_at"] is not None and r["processed_at"] <= when for r in handling.refunds)
+        return (self.resolved in (None, resolved) and self.escalated in (None, escalated)
+                and self.settled in (None, settled)
+                and (self.employee is None or self.handler(ticket, handling) is not None))
+
+    def handler(self, ticket: Row, handling: Handling) -> str | None:
+        """The id of the employee the line names (None when it names none, or the records have none)."""
+        if self.employee == "assignee":
+            return ticket["assignee_id"]  # type: ignore[no-any-return]
+        if self.employee == "resolver" and handling.resolution is not None:
+            return handling.resolution["resolved_by_id"]  # type: ignore[no-any-return]
+        return None
+
+
+class HardwareTest(_Data):
+    """A test or fix Slack reports on (``pattern``) and the faults it finds or fixes (``finds``), regexes."""
+
+    pattern: str
+    finds: str
 
 
 class KbEdit(_Data):
@@ -167,6 +225,14 @@ class Fidelity(_Data):
     """Like ``symptoms``, checked on Slack only (BIOS talk is about boards and CPUs)."""
     slack_claims: dict[str, SlackClaim]
     slack_ticket_topics: dict[str, TicketTopic]
+    slack_ticket_states: dict[str, TicketState]
+    slack_stances: dict[str, list[str]]
+    hardware_faults: str
+    """Faults Slack reports a test or fix on (a regex, case-insensitive)."""
+    hardware_tests: dict[str, HardwareTest]
+    """Tests and fixes, each with the faults it finds: a line naming a test and a fault names one that finds it."""
+    """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
+    """What Slack may say of a named ticket's handling (closed by, picked up by, still open, escalated)."""
     standing_rule: str
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
     stale_date_claim: str
@@ -336,6 +402,25 @@ class Fidelity(_Data):
     def ticket_topics_in(self, text: str) -> list[tuple[str, TicketTopic]]:
         """The topics a Slack ``text`` says the ticket it names is about."""
         return [(name, t) for name, t in self.slack_ticket_topics.items() if re.search(t.pattern, text, re.IGNORECASE)]
+
+    def hardware_test_problems(self, text: str) -> list[str]:
+        """Faults a Slack ``text`` reports a test or fix on that none of the tests it names finds (coil whine
+        from thermal testing)."""
+        tests = [name for name, t in self.hardware_tests.items() if re.search(t.pattern, text, re.IGNORECASE)]
+        if not tests:
+            return []
+        return [f"puts {fault.group(0)!r} down to {'/'.join(tests).replace('_', ' ')}, which does not find or fix it"
+                for fault in re.finditer(self.hardware_faults, text, re.IGNORECASE)
+                if not any(re.search(self.hardware_tests[t].finds, fault.group(0), re.IGNORECASE) for t in tests)]
+
+    def stances_in(self, text: str) -> list[tuple[str, int]]:
+        """The stances (question, which of its stances) a Slack ``text`` takes."""
+        return [(group, k) for group, stances in self.slack_stances.items()
+                for k, stance in enumerate(stances) if re.search(stance, text, re.IGNORECASE)]
+
+    def ticket_states_in(self, text: str) -> list[tuple[str, TicketState]]:
+        """What a Slack ``text`` says of the handling of the ticket it names."""
+        return [(name, t) for name, t in self.slack_ticket_states.items() if t.regex.search(text)]
 
     def fit(self, ticket_type: str, text: str) -> Fit:
         """What may become of a ticket of ``ticket_type`` whose subject and body are ``text``."""
@@ -776,10 +861,11 @@ def claim_backing(claim: SlackClaim, when: datetime, story: OrderStory) -> Row |
 
 
 def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: Fidelity,
-                   author: str | None = None) -> list[str]:
+                   author: str | None = None, first_names: dict[str, str] | None = None) -> list[str]:
     """Sentences on every claim ``text`` makes about ``story``'s order that its records do not bear out
     (the event, or the carrier, warehouse, tracking number or amount quoted, or, posted by ``author``,
-    who made the refund). A text naming no order speaks in general and makes no such claim."""
+    who made the refund, or, given employees' ``first_names``, who is asked to make it). A text naming no
+    order speaks in general and makes no such claim."""
     if story is None:
         return []
     problems = []
@@ -803,6 +889,11 @@ def claim_problems(text: str, when: datetime, story: OrderStory | None, rules: F
             if claim.by_author and author is not None and backing["approved_by_id"] != author:
                 problems.append(f"says its author {author} made the {label} on {order_id}; the ledger's "
                                 f"{backing['id']} was approved by {backing['approved_by_id']}")
+            approver = (first_names or {}).get(backing["approved_by_id"] or "")
+            if claim.names_approver and first_names is not None and (
+                    approver is None or not re.search(rf"\b{re.escape(approver)}\b", text)):
+                problems.append(f"asks someone other than the approver of {backing['id']} ({approver}) to make the "
+                                f"{label} on {order_id}")
     return problems
 
 
@@ -935,4 +1026,19 @@ def ticket_problems(text: str, ticket: Row, escalated: bool, held: Sequence[Row]
     if held:
         problems += [f"names {p['name']}, which is not on {ticket['id']}'s order" for p in named if p not in held]
     problems += [f"names {c}, who is not {ticket['id']}'s customer" for c in customers]
+    return problems
+
+
+def ticket_state_problems(text: str, when: datetime, ticket: Row, handling: Handling, first_names: dict[str, str],
+                          rules: Fidelity) -> list[str]:
+    """Sentences on what a Slack ``text`` says of the handling of the ``ticket`` it names (``slack_ticket_states``)
+    that its resolution, escalations and refunds do not bear out at ``when``, or the wrong employee it names."""
+    problems = []
+    for name, state in rules.ticket_states_in(text):
+        handler = state.handler(ticket, handling)
+        if not state.holds(when, ticket, handling):
+            problems.append(f"says {ticket['id']} is {name.replace('_', ' ')}; its records (status {ticket['status']}) "
+                            "do not hold it then")
+        elif handler is not None and not re.search(rf"\b{re.escape(first_names[handler])}\b", text):
+            problems.append(f"names someone other than {ticket['id']}'s {state.employee} ({first_names[handler]})")
     return problems

@@ -26,6 +26,7 @@ from corecraft.world.fidelity import (
     TICKET_ID,
     TRACKING,
     Fidelity,
+    Handling,
     OrderStory,
     assigned_warehouse,
     category_problems,
@@ -47,6 +48,7 @@ from corecraft.world.fidelity import (
     status_problems,
     symptom_problems,
     ticket_problems,
+    ticket_state_problems,
 )
 from corecraft.world.rules import TRACKING_FORMATS, business_days_after, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
@@ -622,8 +624,10 @@ def slack_claims(r: Records) -> list[Finding]:
     the message: the event, its carrier, warehouse, tracking number and amount, and who made a refund the
     author says they made (the ledger's approver); events no record can
     hold (interceptions, splits, lost parcels, ...) are never pinned on an order."""
+    first_names = {e: row["name"].split()[0] for e, row in r.employees.items()}
     return [Finding("slack_claims", msg["id"], problem) for msg in r.messages.values()
-            for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules, msg["author_id"])]
+            for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules, msg["author_id"],
+                                          first_names)]
 
 
 def brand_categories(r: Records) -> list[Finding]:
@@ -709,6 +713,52 @@ def slack_tickets(r: Records) -> list[Finding]:
             msg["text"], ticket, ticket["id"] in escalated and escalated[ticket["id"]] <= msg["ts"], held,
             r.named_products(msg["text"]), others, r.rules)]
     return found
+
+
+def slack_ticket_states(r: Records) -> list[Finding]:
+    """What a Slack line says of a named ticket's handling (``slack_ticket_states``: closed by someone,
+    picked up, still open, escalated) its records bear out at the message: a ticket nobody touched is not
+    closed, the colleague named closed it (or holds it), and no line claims a resolution is missing."""
+    resolutions: dict[str, Row] = {}
+    for res in sorted(r.resolutions.values(), key=lambda x: x["created_at"], reverse=True):
+        resolutions[res["ticket_id"]] = res
+    escalations: dict[str, list[Row]] = {}
+    for esc in r.escalations.values():
+        escalations.setdefault(esc["ticket_id"], []).append(esc)
+    refunds: dict[str, list[Row]] = {}
+    for refund in r.refunds.values():
+        refunds.setdefault(refund["ticket_id"] or "", []).append(refund)
+    first_names = {e: row["name"].split()[0] for e, row in r.employees.items()}
+    found = []
+    for msg in r.messages.values():
+        for ticket_id in dict.fromkeys(TICKET_ID.findall(msg["text"])):
+            ticket = r.tickets.get(ticket_id)
+            if ticket is not None:
+                found += [Finding("slack_ticket_states", msg["id"], problem) for problem in ticket_state_problems(
+                    msg["text"], msg["ts"], ticket, Handling(resolutions.get(ticket_id), escalations.get(ticket_id, []),
+                                                             refunds.get(ticket_id, [])), first_names, r.rules)]
+    return found
+
+
+def slack_stances(r: Records) -> list[Finding]:
+    """One person keeps one stance (``slack_stances``): colleagues may disagree, but nobody posts both sides
+    of a question ("prebuilt warranty claims go to returns" and, later, "stay with support")."""
+    taken: dict[tuple[str, str], tuple[int, str]] = {}
+    found = []
+    for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
+        for group, k in r.rules.stances_in(msg["text"]):
+            earlier, earlier_id = taken.setdefault((group, msg["author_id"]), (k, msg["id"]))
+            if earlier != k:
+                found.append(Finding("slack_stances", msg["id"], f"{msg['author_id']} takes the other side of "
+                                     f"{group.replace('_', ' ')} from their {earlier_id}"))
+    return found
+
+
+def slack_hardware_tests(r: Records) -> list[Finding]:
+    """A test or fix Slack reports on a fault is one that finds it (``hardware_tests``): coil whine is heard on
+    a listening test, not found by thermal testing; a Wi-Fi drop is fixed by the wireless driver."""
+    return [Finding("slack_hardware_tests", msg["id"], problem) for msg in r.messages.values()
+            for problem in r.rules.hardware_test_problems(msg["text"])]
 
 
 def slack_stale_dates(r: Records) -> list[Finding]:
@@ -1013,7 +1063,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
     spec_claims, ticket_references, ticket_counts, refund_line_fit,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
-    slack_tickets, brand_categories, slack_categories,
+    slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
     ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,

@@ -16,6 +16,7 @@ from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DURATION_CLAIMS,
     FillWords,
+    Handling,
     OrderStory,
     SlackClaim,
     TicketTopic,
@@ -37,6 +38,11 @@ from corecraft.world.generation.indexes import Arrivals, ClaimIndex
 
 LINE_FILLS = 12
 """After this many fillings that gave only lines said before, a Slack message is not posted."""
+TEMPLATE_MISSES = 256
+"""A Slack template whose fillings gave nothing new (no fit, or only lines said before) this many times is
+retired: in a large world the said-once rule exhausts the bank, and retrying every template on every draw
+would make the build's cost per message grow with the world. (In the default world the latest-fitting line,
+a KB-edit note that fits only days around its article's update, is filled to no avail 128 times first.)"""
 SLACK_DRAWS = 3
 """Slack draws (moment, order, channels) per message wanted, at most: a large world may run out of lines."""
 CLAIM_DRAWS = 48
@@ -77,6 +83,10 @@ class _SlackRecords:
     """The tickets (in their order) by when they were written."""
     claims: ClaimIndex
     """The orders that may bear out each claim, by moment."""
+    handling: dict[str, Handling]
+    """How each ticket was handled (resolution, escalations, refunds), by ticket id."""
+    first_names: dict[str, str]
+    """Employees' first names by id (how Slack names a colleague)."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
@@ -136,12 +146,25 @@ class ChatterMixin(GeneratorBase):
         voices = self.seeds.fidelity.slack_voices
         employees = {e["id"]: e for e in self.rows[m.Employee]}
         rank = {e["id"]: voices.rank(e["title"]) for e in self.rows[m.Employee]}
+        kind = {e["id"]: (rank[e["id"]], e["department"]) for e in self.rows[m.Employee]}
+        """Who an employee is to a line's voice: the line fits everyone of a rank and department alike."""
+        kinds = {c["id"]: {kind[e]: employees[e] for e in c["members"]} for c in channels}
+        """Each channel's members' (rank, department) pairs, each with one member of it."""
+        pools = {c["id"]: bank.slack[c["name"][1:]] + bank.slack_reserve.get(c["name"][1:], []) for c in channels}
+        authors_of = {c["id"]: frozenset(c["members"]) - ({actor} if c in work else set()) for c in channels}
+        quiet: set[str] = set()
+        """The channels whose every line is spent: a draw among them only is dropped without a look."""
+        spent_seen = 0
+        misses: dict[str, int] = defaultdict(int)
+        """How often each template was filled to no avail (``fresh_line`` retires it at :data:`TEMPLATE_MISSES`)."""
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
         said: set[str] = set()
         names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
         rules_said: set[str] = set()
         spent: set[str] = set()
+        stances: dict[tuple[str, str], int] = {}
+        """(question, author) -> the stance the author took on it (``slack_stances``): one person keeps one."""
         wanted = self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)
         for n in range(SLACK_DRAWS * wanted):  # a draw whose every channel has said all its fitting lines is dropped
             if len(messages) == wanted:
@@ -157,21 +180,33 @@ class ChatterMixin(GeneratorBase):
             values["carrier"] = CARRIER_LABELS[values["carrier"]]
             if ticket is None:
                 values["ticket_id"] = self.rng.choice(self.rows[m.SupportTicket])["id"]
+            if len(spent) > spent_seen:  # only a newly spent template can quiet a channel
+                spent_seen = len(spent)
+                quiet |= {c["id"] for c in channels if c["id"] not in quiet and spent.issuperset(pools[c["id"]])}
+            if all(c["id"] in quiet for c in group):
+                if len(quiet) == len(channels):
+                    break  # every line of every channel is spent: no draw can post
+                continue
             rng = self.local_rng("slack", str(n))
             for channel in [first, *rng.sample([c for c in group if c is not first], len(group) - 1)]:
                 # a channel whose every fitting line was said stays quiet: the message goes to the next one
                 name = channel["name"][1:]
-                authors = frozenset(channel["members"]) - ({actor} if channel in work else set())
-                story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]), authors)
-                pool = bank.slack[name] + bank.slack_reserve.get(name, [])
+                story = _SlackStory(ts, records.stories[order["id"]], records.payments.get(order["id"]),
+                                    authors_of[channel["id"]])
+                pool = pools[channel["id"]]
 
                 def speakers(text: str, channel: dict[str, Any] = channel, ts: datetime = ts) -> list[str]:
                     """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
-                    maker if it says its author made one, never the task actor in a work channel."""
+                    maker if it says its author made one, never the task actor in a work channel, nobody who took
+                    another stance on the question it takes a stance on."""
                     maker = self.refund_maker(text, ts, records)
                     fit = voices.speakers(text, channel in work)
+                    among = {kind[maker]: employees[maker]} if maker else kinds[channel["id"]]
+                    fitting = {k for k, e in among.items() if not voices.mismatch(fit, e, k[0])}
+                    taken = self.seeds.fidelity.stances_in(text)
                     return [e for e in ([maker] if maker else channel["members"])
-                            if not voices.mismatch(fit, employees[e], rank[e]) and not (e == actor and channel in work)]
+                            if kind[e] in fitting and not (e == actor and channel in work)
+                            and all(stances.get((question, e), k) == k for question, k in taken)]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
                     text = fill()
@@ -179,7 +214,7 @@ class ChatterMixin(GeneratorBase):
 
                 text = self.fresh_line(((c, partial(voiced, partial(self.slack_text, c, dict(values), story, records, rng)))
                                         for c in [rng.choice(bank.slack[name]), *rng.sample(pool, len(pool))]),
-                                       used, said, rules_said, names, spent)
+                                       used, said, rules_said, names, spent, misses)
                 if text is not None:
                     break
             if text is None:
@@ -189,7 +224,10 @@ class ChatterMixin(GeneratorBase):
             shape = rule_shape(text, self.seeds.fidelity)
             if shape:
                 rules_said.add(shape)
-            messages.append({"_order": n, "channel_id": channel["id"], "author_id": rng.choice(speakers(text)),
+            author = rng.choice(speakers(text))
+            for question, k in self.seeds.fidelity.stances_in(text):
+                stances[(question, author)] = k
+            messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
                              "text": text, "ts": ts, "reactions": self.reactions(), "thread_parent_id": None})
         director = next(e for e in self.rows[m.Employee] if e["department"] == "leadership")
         returns_lead = next((e for e in self.rows[m.Employee] if e["title"] == "Returns Lead"), director)
@@ -210,12 +248,13 @@ class ChatterMixin(GeneratorBase):
         self.rows[m.SlackMessage] = messages
 
     def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str], said: set[str],
-                   rules_said: set[str], names: FillWords, spent: set[str]) -> str | None:
+                   rules_said: set[str], names: FillWords, spent: set[str], misses: dict[str, int]) -> str | None:
         """Of the templates and their fillings (None: it does not fit), the first line that fits, is new,
         repeats no sentence ``said`` before (``said_sentences``: a policy reminder is said once) and restates
         no standing rule with other values; None when there is none. ``spent`` collects the templates found
-        unusable for good (their words said, or, without placeholders, said or restating a rule), so later
-        messages skip them without a look.
+        unusable for good (their words said, or, without placeholders, said or restating a rule, or
+        :data:`TEMPLATE_MISSES` fillings, counted in ``misses``, that gave nothing new), so later messages skip
+        them without a look.
 
         A template whose own words repeat a sentence said before, or (without placeholders) was said or
         restates a rule, is not filled; and once :data:`LINE_FILLS` fillings gave only lines said before,
@@ -232,13 +271,14 @@ class ChatterMixin(GeneratorBase):
                 spent.add(template)  # what was said stays said: the template is spent for good
                 continue
             line = fill()
-            if line is None:
-                continue
-            if line in used or names.said(line) & said:
+            if line is not None and not (line in used or names.said(line) & said):
+                if rule_shape(line, self.seeds.fidelity) not in rules_said:
+                    return line
+            elif line is not None:
                 fills += 1
-                continue
-            if rule_shape(line, self.seeds.fidelity) not in rules_said:
-                return line
+            misses[template] += 1
+            if misses[template] >= TEMPLATE_MISSES:
+                spent.add(template)
         return None
 
     def slack_records(self) -> _SlackRecords:
@@ -247,14 +287,20 @@ class ChatterMixin(GeneratorBase):
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
+        refunds_on: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for refund in sorted(self.rows[m.Refund], key=lambda r: r["created_at"]):
             refunds_of[order_of_payment[refund["payment_id"]]].append(refund)
+            refunds_on[refund["ticket_id"] or ""].append(refund)
+        resolutions = {r["ticket_id"]: r for r in sorted(self.rows[m.Resolution], key=lambda r: r["created_at"],
+                                                         reverse=True)}
         tickets_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for t in self.rows[m.SupportTicket]:
             tickets_of[t["order_id"] or ""].append(t)
         escalated: dict[str, datetime] = {}
+        escalations: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for esc in sorted(self.rows[m.Escalation], key=lambda e: e["created_at"]):
             escalated.setdefault(esc["ticket_id"], esc["created_at"])
+            escalations[esc["ticket_id"]].append(esc)
         brands: dict[str, set[str]] = defaultdict(set)
         for product in products:
             brands[product["brand"]].add(product["category"])
@@ -265,7 +311,10 @@ class ChatterMixin(GeneratorBase):
                              {a["id"]: a["updated_at"].date() for a in self.rows[m.KnowledgeBaseArticle]},
                              {t["id"]: t for t in self.rows[m.SupportTicket]},
                              Arrivals(self.rows[m.SupportTicket], lambda t: t["created_at"]),
-                             ClaimIndex(list(stories.values()), self.now))
+                             ClaimIndex(list(stories.values()), self.now),
+                             {t["id"]: Handling(resolutions.get(t["id"]), escalations[t["id"]], refunds_on[t["id"]])
+                              for t in self.rows[m.SupportTicket]},
+                             {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]})
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -320,6 +369,8 @@ class ChatterMixin(GeneratorBase):
         held = [lines[x["order_line_id"]] for x in refund["lines"] if x["order_line_id"] in lines] if refund else []
         if refund:
             values["amount"] = f"{refund['amount']:.2f}"
+            if any(c.names_approver for c in claims) and refund["approved_by_id"]:
+                values["employee"] = records.first_names[refund["approved_by_id"]]
         product_id = rng.choice(held or list(lines.values()))["product_id"]
         product = records.products[product_id]
         values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
@@ -382,19 +433,26 @@ class ChatterMixin(GeneratorBase):
                 or category_problems(text, [product] if names_product else [], records.brands, rules) \
                 or duration_problems(text, story.ts, self.tz, about.order, about.ship, story.payment, processed) \
                 or ledger_problems(text, refunds) \
-                or claim_problems(text, story.ts, about if names_order else None, rules) \
+                or claim_problems(text, story.ts, about if names_order else None, rules, None, records.first_names) \
                 or stale_dates(text, story.ts, self.tz, rules) \
+                or rules.hardware_test_problems(text) \
                 or kb_edit_problems(text, story.ts, self.tz, records.kb_updated, rules):
             return None
         return text
 
     def about_ticket(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                      rng: random.Random) -> bool:
-        """Point the line's ticket at one its topics fit (``slack_ticket_topics``) and read the customer,
-        amount and product off that ticket's records; False when no ticket written by then fits."""
-        topics = [t for _, t in self.seeds.fidelity.ticket_topics_in(template.format(**values))]
+        """Point the line's ticket at one its topics fit (``slack_ticket_topics``) and whose handling bears out
+        what the line says of it (``slack_ticket_states``), name its assignee or resolver when the line names
+        who handled it, and read the customer, amount and product off that ticket's records; False when no
+        ticket written by then fits."""
+        line = template.format(**values)
+        topics = [t for _, t in self.seeds.fidelity.ticket_topics_in(line)]
+        states = [s for _, s in self.seeds.fidelity.ticket_states_in(line)]
 
         def fits(t: dict[str, Any]) -> bool:
+            if not all(s.holds(story.ts, t, records.handling[t["id"]]) for s in states):
+                return False
             escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
             for topic in topics:
                 key = (t["id"], topic.ticket, escalated)
@@ -410,11 +468,19 @@ class ChatterMixin(GeneratorBase):
                 pool = records.tickets.get(story.about.order["id"], [])
                 fitting = sorted((t for t in pool if t["created_at"] <= story.ts and fits(t)), key=lambda t: t["id"])
             else:
-                fitting = self.topic_tickets(topics, records).by(story.ts)
+                # a line saying the ticket was escalated looks among the escalated tickets only
+                escalated = [TicketTopic(pattern=".", ticket=".", escalated=True)] if any(s.escalated for s in states) else []
+                fitting = self.topic_tickets(topics + escalated, records).by(story.ts)
+                if states:  # a handling fits few tickets: look among a draw of those about the topics
+                    fitting = [t for t in rng.sample(fitting, min(len(fitting), CLAIM_DRAWS)) if fits(t)]
             if not fitting:
                 return False
             ticket = rng.choice(fitting)
             values["ticket_id"] = ticket["id"]
+        for state in states:
+            handler = state.handler(ticket, records.handling[ticket["id"]])
+            if handler is not None:
+                values["employee"] = records.first_names[handler]
         name = records.customers[ticket["customer_id"]]
         values.update(customer=name, first_name=name.split()[0])
         if ticket["order_id"] and "{order_id}" not in template:
