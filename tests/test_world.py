@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "344fe14e2af9f002c1fcdb4a2ed2a0362a375bc85cba427ac4794a8054700a15"
+DEFAULT_WORLD_HASH = "1f59cd16b76817e5f72a2fba7b1cf559d450ca02490c567a60088cf11b4ea3df"
 
 
 @pytest.mark.slow

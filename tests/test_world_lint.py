@@ -381,6 +381,17 @@ def test_status_claims_flags_a_parcel_not_received_after_its_return(world: World
                      "and not in hand at the time"], order
 
 
+def test_status_claims_flags_free_ground_on_an_express_order_and_two_days_on_overnight(world: World) -> None:
+    ticket, = pick(world, "status_claims", "SELECT t.id FROM supportticket t JOIN \"order\" o ON o.id = t.order_id "
+                   "WHERE o.shipping_method = 'fedex_overnight' AND o.shipping_cost > 0 ORDER BY t.id")
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      ("Why was I charged for shipping? I thought ground was free over a certain amount. It was "
+                       "supposed to arrive in 2 business days.", ticket)))
+    assert [f.message.split(" but ")[0] for f in found] == [
+        "says 'supposed to arrive in 2 business days' (two day)", "says 'ground was free' (free ground)"]
+
+
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
     ticket, sku = pick(world, "ticket_counts", "SELECT t.id, p.sku FROM supportticket t JOIN orderline l "
                        "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "

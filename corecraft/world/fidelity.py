@@ -548,8 +548,10 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
         states.add("cancelled")
     if order["status"] == "backorder" and not shipped:
         states.add("backorder")
-    if order["shipping_method"] in ("fedex_express", "fedex_overnight"):
-        states.add("express")
+    states.add(order["shipping_method"])
+    states.add("express" if order["shipping_method"] in ("fedex_express", "fedex_overnight") else "ground")
+    if order["shipping_method"] != "fedex_overnight":
+        states.add("not_overnight")
     if not order["discount"]:
         states.add("no_discount")
     if order["shipping_cost"] > 0:
