@@ -392,6 +392,23 @@ def test_status_claims_flags_free_ground_on_an_express_order_and_two_days_on_ove
         "says 'supposed to arrive in 2 business days' (two day)", "says 'ground was free' (free ground)"]
 
 
+def test_status_claims_flags_label_created_after_pickup_and_durations_count_from_the_label(world: World) -> None:
+    ticket, = pick(world, "status_claims", "SELECT t.id FROM supportticket t JOIN shipment s ON s.order_id = t.order_id "
+                   "WHERE s.shipped_at < t.created_at AND s.delivered_at > t.created_at ORDER BY t.id")
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      ("My UPS Ground tracking has said 'label created' for 5 days. Has it actually shipped?", ticket)))
+    assert [f.message for f in found] == ["says \"'label created' for\" (label only) but the records show an order "
+                                          "label only at the time"]
+
+
+def test_ticket_raw_ids_flags_a_carrier_id(world: World) -> None:
+    ticket, = pick(world, "ticket_raw_ids", "SELECT id FROM supportticket ORDER BY id")
+    found = injected(world, "ticket_raw_ids", ticket,
+                     ("UPDATE supportticket SET body = 'My usps_ground tracking is stuck.' WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == ["writes the raw id 'usps_ground'"]
+
+
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
     ticket, sku = pick(world, "ticket_counts", "SELECT t.id, p.sku FROM supportticket t JOIN orderline l "
                        "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "

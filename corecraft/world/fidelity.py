@@ -391,7 +391,7 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"(\d+) days past SLA", "days_late"),
     (r"hub for (\d+) days", "days_late"),
     (r"but took (\d+)", "transit_days"),
-    (r"'label created' for (\d+) days", "since_shipped"),
+    (r"'label created' for (\d+) days", "since_label"),
     (r"been (\d+) business days", "since_shipped"),
     (r"(\d+) days since the ship email", "since_shipped"),
     (r"arrived on (\d{4}-\d{2}-\d{2})", "delivered_date"),
@@ -415,9 +415,11 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
             refunds_processed: Sequence[datetime]) -> float | date | None:
     """The record-backed value behind a quoted duration or date, as of ``when`` (None: no such record)."""
     delivered = ship["delivered_at"] if ship and ship["delivered_at"] and ship["delivered_at"] <= when else None
+    label = label_created(ship)
     measures: dict[str, Callable[[], float | date | None]] = {
         "order_age": lambda: _days(when, order["created_at"]),
         "since_delivery": lambda: _days(when, delivered) if delivered else None,
+        "since_label": lambda: _days(when, label) if label is not None and label <= when else None,
         "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship and ship["shipped_at"] <= when else None,
         "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
         "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
@@ -427,6 +429,12 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
         "refund_date": lambda: min(refunds_processed).astimezone(tz).date() if refunds_processed else None,
     }
     return measures[kind]()
+
+
+def label_created(ship: Row | None) -> datetime | None:
+    """When a parcel's label was created (its first scan, ``label_created``), if it has one."""
+    events = (ship or {}).get("events") or []
+    return datetime.fromisoformat(events[0]["ts"]) if events and events[0]["status"] == "label_created" else None
 
 
 def _last_scan_day(when: datetime, tz: tzinfo, ship: Row | None) -> date | None:
@@ -527,6 +535,9 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
     states = {"shipped" if shipped else "not_shipped", "delivered" if delivered else "not_delivered"}
     if shipped and not delivered:
         states.add("in_transit")
+    label = label_created(ship)
+    if not shipped and label is not None and label <= when:
+        states.add("label_only")
     if ship is not None and delivered and ship["eta"] is not None and ship["delivered_at"] <= ship["eta"]:
         states.add("on_time")
     if ship is not None and ship["eta"] is not None and shipped and (

@@ -814,6 +814,12 @@ def slack_raw_ids(r: Records) -> list[Finding]:
             for msg in r.messages.values() for hit in RAW_ID.findall(msg["text"])]
 
 
+def ticket_raw_ids(r: Records) -> list[Finding]:
+    """Customers write in words too: a ticket names "USPS Ground", never the ``usps_ground`` id."""
+    return [Finding("ticket_raw_ids", t["id"], f"writes the raw id {hit!r}")
+            for t in r.tickets.values() for hit in RAW_ID.findall(f"{t['subject']}\n{t['body']}")]
+
+
 def slack_sentence_repeats(r: Records) -> list[Finding]:
     """A sentence (``said_sentences``: a policy reminder, a question) is posted once: the same words from
     several people on several days read as a template, unless the later one replies to the first."""
@@ -1015,7 +1021,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
-    slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
+    slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats, ticket_raw_ids,
     ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.fidelity import (
+    CARRIER_LABELS,
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
     RETURN_FOLLOW_UP,
@@ -247,6 +248,7 @@ class SupportMixin(GeneratorBase):
             values.update(order_id=quoted["id"], amount=f"{quoted['total']:.2f}",
                           carrier=quoted_ship.get("carrier", quoted["shipping_method"]),
                           tracking=quoted_ship.get("tracking_number", "not yet assigned"))
+        values["carrier"] = CARRIER_LABELS.get(values["carrier"], values["carrier"])  # as people write it
         if "{ticket_id}" in template:
             if not references:
                 return None
