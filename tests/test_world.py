@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "cdaf65318b172d2432d2a8a6504a3b74ce24f26b7d24fc60bfbaef73c766f7a8"
+DEFAULT_WORLD_HASH = "02fe2ade9ee21fabf1f41b73c6815ba5cf40897071320b839b761ebe69be730c"
 
 
 @pytest.mark.slow

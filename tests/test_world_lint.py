@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 
 import pytest
 from typer.testing import CliRunner
 
 from corecraft.cli.main import app
-from corecraft.domain import default_domain
+from corecraft.domain import Domain, default_domain
 from corecraft.world import db
+from corecraft.world.fidelity import DURATION_CLAIMS
 from corecraft.world.lint import CHECKS, Finding, counts
 from corecraft.world.lint import lint as lint_with
 from corecraft.world.store import World
@@ -282,6 +284,27 @@ def test_text_durations_flags_a_wrong_age(world: World) -> None:
                      ("UPDATE supportticket SET body = ? WHERE id = ?",
                       ("My order has been 'processing' for 400 days now.", ticket)))
     assert len(found) == 1 and "400 days" in found[0].message
+
+
+def test_text_durations_flags_a_label_awaited_longer_than_since_delivery_and_one_days(world: World) -> None:
+    ticket, delivered = pick(world, "text_durations", "SELECT t.id, s.delivered_at FROM supportticket t JOIN shipment s "
+                             "ON s.order_id = t.order_id WHERE s.delivered_at < t.created_at ORDER BY t.id")
+    later = db.encode_datetime(db.decode_datetime(delivered, world.tz) + timedelta(days=1, hours=2))
+    found = injected(world, "text_durations", ticket,
+                     ("UPDATE supportticket SET created_at = ?, body = ? WHERE id = ?",
+                      (later, "A return label would be emailed. It's been 12 days and nothing. Paid 1 days ago.", ticket)))
+    assert [f.message.split(";")[0].split(":")[0] for f in found] == ["says '1 days'", "says \"It's been 12 days and nothing\""]
+
+
+def test_every_ticket_phrase_quoting_days_or_a_date_is_measured(domain: Domain) -> None:
+    phrases = domain.seeds.phrases
+    values = {"days": "7", "date": "2025-01-01", "amount": "1.00", "tier": "gold"}
+    uncovered = [body for pool in [*phrases.tickets.values(), *phrases.ticket_reserve.values()] for p in pool
+                 for body in filter(None, (p.body, p.first_contact))
+                 if ("{days}" in body or "{date}" in body)
+                 and not any(pattern.search(re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), "x"), body))
+                             for pattern, _ in DURATION_CLAIMS)]
+    assert uncovered == []
 
 
 def test_delivery_claims_flags_missing_items_before_delivery(world: World) -> None:

@@ -387,6 +387,7 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"[Bb]ought (?:it|the .{1,80}?) (\d+) days ago", "order_age"),
     (r"(\d+) days since delivery", "since_delivery"),
     (r"It is only (\d+) days", "since_delivery"),
+    (r"It's been (\d+) days and nothing", "since_delivery"),
     (r"(\d+) days late", "days_late"),
     (r"(\d+) days past SLA", "days_late"),
     (r"hub for (\d+) days", "days_late"),
@@ -399,12 +400,18 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"Delivered (\d{4}-\d{2}-\d{2})", "delivered_date"),
     (r"processed on (\d{4}-\d{2}-\d{2})", "refund_date"),
     (r"\$[\d,.]+ on (\d{4}-\d{2}-\d{2})", "payment_date"),
+    (r"bought around (\d{4}-\d{2}-\d{2})", "order_date"),
 ))
-"""Durations and dates people quote, and which record each is measured against."""
+"""Durations and dates people quote, and which record each is measured against (a ticket about no order
+quotes one of its customer's earlier orders). Every ticket phrase quoting ``{days}`` or ``{date}`` matches one."""
 
 DELIVERY_CLAIM = re.compile(r"\barrived\b|(?<!haven't )(?<!never )\breceived\b|\bcame in\b|packing slip|"
                             r"\bInstalled\b|in the box|since delivery", re.IGNORECASE)
 """Words that speak of a parcel as already delivered."""
+
+
+ONE_DAYS = re.compile(r"\b1 (?:business )?days\b")
+"""A count of one written with a plural: a template's tell (a customer waits two days before writing so)."""
 
 
 def _days(later: datetime, earlier: datetime) -> float:
@@ -418,6 +425,7 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
     label = label_created(ship)
     measures: dict[str, Callable[[], float | date | None]] = {
         "order_age": lambda: _days(when, order["created_at"]),
+        "order_date": lambda: order["created_at"].astimezone(tz).date(),
         "since_delivery": lambda: _days(when, delivered) if delivered else None,
         "since_label": lambda: _days(when, label) if label is not None and label <= when else None,
         "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship and ship["shipped_at"] <= when else None,
@@ -449,7 +457,7 @@ def _last_scan_day(when: datetime, tz: tzinfo, ship: Row | None) -> date | None:
 def duration_problems(text: str, when: datetime, tz: tzinfo, order: Row | None, ship: Row | None,
                       payment: Row | None, refunds_processed: Sequence[datetime]) -> list[str]:
     """Sentences on every duration or date in ``text`` that the records do not bear out."""
-    problems = []
+    problems = [f"says {m.group(0)!r}: one day is not 'days'" for m in ONE_DAYS.finditer(text)]
     for pattern, kind in DURATION_CLAIMS:
         for match in pattern.finditer(text):
             actual = None if order is None else measure(kind, when, tz, order, ship, payment, refunds_processed)
@@ -569,8 +577,7 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
         states.add("shipping_charged")
     if _days(when, order["created_at"]) <= RECENT_ORDER_DAYS:
         states.add("recent")
-    if refunds_before:
-        states.add("refunded")
+    states.add("refunded" if refunds_before else "not_refunded")
     return states
 
 

@@ -143,6 +143,12 @@ class Records:
         return sorted((x for x in self.refunds_of.get(order_id or "", []) if x["created_at"] <= when),
                       key=lambda x: (x["created_at"], x["id"]))
 
+    def duration_problems(self, text: str, when: datetime, order_id: str | None) -> list[str]:
+        """:func:`duration_problems` of ``text`` about ``order_id``'s records at ``when``."""
+        refunds = [x["processed_at"] for x in self.refunds_of.get(order_id or "", []) if x["processed_at"]]
+        return duration_problems(text, when, self.tz, self.orders.get(order_id or ""),
+                                 self.shipment_of.get(order_id or ""), self.payment_of.get(order_id or ""), refunds)
+
     def held(self, ticket: Row) -> list[Row]:
         """The customer's parts a ticket is about: its order's lines and its (or its order's) build's parts."""
         order = self.orders.get(ticket["order_id"] or "")
@@ -505,13 +511,15 @@ def build_dates(r: Records) -> list[Finding]:
 
 
 def text_durations(r: Records) -> list[Finding]:
-    """Durations and dates quoted in tickets and Slack agree with the records they are about."""
+    """Durations and dates quoted in tickets and Slack agree with the records they are about (a ticket about
+    no order: with one of its customer's earlier orders)."""
     found = []
     for entity_id, text, when, order_id in r.texts():
-        order = r.orders.get(order_id or "")
-        refunds = [x["processed_at"] for x in r.refunds_of.get(order_id or "", []) if x["processed_at"]]
-        found += [Finding("text_durations", entity_id, problem) for problem in duration_problems(
-            text, when, r.tz, order, r.shipment_of.get(order_id or ""), r.payment_of.get(order_id or ""), refunds)]
+        ticket = r.tickets.get(entity_id)
+        quoted = [o["id"] for o in r.orders.values() if o["customer_id"] == ticket["customer_id"]
+                  and o["created_at"] < when] if ticket is not None and order_id is None else []
+        found += [Finding("text_durations", entity_id, problem) for problem in min(
+            (r.duration_problems(text, when, about) for about in [order_id, *quoted]), key=len)]
     return found
 
 
