@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "02fe2ade9ee21fabf1f41b73c6815ba5cf40897071320b839b761ebe69be730c"
+DEFAULT_WORLD_HASH = "9b3a245945d89e88db29b06c1fa0847b1732157f91232f02676c86e75ba9cb98"
 
 
 @pytest.mark.slow

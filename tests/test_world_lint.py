@@ -667,6 +667,15 @@ def test_resolution_details_flags_a_missing_item_returned_as_faulty(world: World
     assert len(messages) == 2 and "Nothing to return" in messages[0] and "no order records a replacement" in messages[1]
 
 
+def test_resolution_details_flags_a_replacement_approved_without_its_pending_order(world: World) -> None:
+    res, = pick(world, "resolution_details", "SELECT r.id FROM resolution r JOIN supportticket t ON t.id = r.ticket_id "
+                "WHERE t.type = 'recommendation' ORDER BY r.id")
+    found = injected(world, "resolution_details", res,
+                     ("UPDATE resolution SET details = 'Replacement approved. Customer to return the unit.' WHERE id = ?",
+                      (res,)))
+    assert len(found) == 1 and found[0].message.startswith("approves a replacement without saying its order follows")
+
+
 def test_slack_kb_edits_flags_a_table_update_months_after_the_article(world: World) -> None:
     message, ts = pick(world, "slack_kb_edits", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
     day = db.decode_datetime(ts, world.tz).astimezone(world.tz).date().isoformat()

@@ -69,6 +69,13 @@ class Budget(_Data):
     high: int
 
 
+class ReplacementPromise(_Data):
+    approval: str
+    """Words of a resolution approving a replacement (a regex)."""
+    pending: str
+    """The words such a resolution must also say: when the replacement order comes."""
+
+
 class ExceptionRequest(_Data):
     pattern: str
     ask: str
@@ -218,6 +225,8 @@ class Fidelity(_Data):
     """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
     budgets: dict[str, Budget]
     """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
+    replacement_promise: ReplacementPromise
+    """A resolution approving a replacement says the replacement order follows once the unit is back."""
 
     def thread_topics_of(self, text: str) -> set[str]:
         """The ``thread_topics`` ``text`` is about."""

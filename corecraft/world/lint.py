@@ -994,6 +994,10 @@ def resolution_details(r: Records) -> list[Finding]:
         if fitting and not any(f in res["details"] for f in fitting):
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
                                  f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
+        promise = r.rules.replacement_promise
+        if re.search(promise.approval, res["details"]) and promise.pending not in res["details"]:
+            found.append(Finding("resolution_details", res["id"], "approves a replacement without saying its order "
+                                 f"follows once the unit is back ({promise.pending!r})"))
         if SHIPPED_REPLACEMENT.search(res["details"]):
             found.append(Finding("resolution_details", res["id"], "says a replacement shipped, but no order "
                                  "records a replacement"))

@@ -491,8 +491,9 @@ class SupportMixin(GeneratorBase):
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
         texts = {
             "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']})." if refund else "."),
-            "replacement_sent": "Replacement approved; it ships from the nearest warehouse with stock once returns logs "
-                                "the RMA. Customer to return the faulty one with the prepaid label.",
+            "replacement_sent": "Replacement approved; the replacement order is placed once returns logs the returned "
+                                "unit and ships from the nearest warehouse with stock. Customer to return the faulty one "
+                                "with the prepaid label.",
             "troubleshooting_steps": f"Walked the customer through {steps}; issue resolved.",
             "recommendation_provided": "Recommended compatible parts and confirmed PSU headroom for the build.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
