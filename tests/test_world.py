@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "9b3a245945d89e88db29b06c1fa0847b1732157f91232f02676c86e75ba9cb98"
+DEFAULT_WORLD_HASH = "4aef8312fea6a764e563cec8427fa9a1aa1a8c06ac39f355139e4fe97ab06d58"
 
 
 @pytest.mark.slow

@@ -669,11 +669,25 @@ def test_resolution_details_flags_a_missing_item_returned_as_faulty(world: World
 
 def test_resolution_details_flags_a_replacement_approved_without_its_pending_order(world: World) -> None:
     res, = pick(world, "resolution_details", "SELECT r.id FROM resolution r JOIN supportticket t ON t.id = r.ticket_id "
-                "WHERE t.type = 'recommendation' ORDER BY r.id")
+                "ORDER BY r.id")
     found = injected(world, "resolution_details", res,
                      ("UPDATE resolution SET details = 'Replacement approved. Customer to return the unit.' WHERE id = ?",
                       (res,)))
-    assert len(found) == 1 and found[0].message.startswith("approves a replacement without saying its order follows")
+    assert [f.message for f in found if f.message.startswith("approves")] == [
+        "approves a replacement without saying its order follows once the unit is back "
+        "('the replacement order is placed once returns logs the returned unit')"]
+
+
+def test_resolution_details_flags_psu_headroom_on_a_memory_question(world: World) -> None:
+    res, ticket = pick(world, "resolution_details", "SELECT r.id, t.id FROM resolution r JOIN supportticket t "
+                       "ON t.id = r.ticket_id WHERE t.type = 'recommendation' ORDER BY r.id")
+    found = injected(world, "resolution_details", res,
+                     ("UPDATE supportticket SET subject = 'RAM', body = '2x32 or 4x16 for stability?' WHERE id = ?",
+                      (ticket,)),
+                     ("UPDATE resolution SET details = ? WHERE id = ?",
+                      ("Recommended a matched memory kit from the board's support list and explained why two sticks "
+                       "run more stably than four. Confirmed PSU headroom for the build.", res)))
+    assert [f.message for f in found] == [f"speaks of psu headroom but {ticket} ('RAM') is not about it"]
 
 
 def test_slack_kb_edits_flags_a_table_update_months_after_the_article(world: World) -> None:

@@ -225,6 +225,9 @@ class Fidelity(_Data):
     """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
     budgets: dict[str, Budget]
     """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
+    detail_topics: dict[str, TicketTopic]
+    """What a resolution's details may claim only of a ticket about it (``pattern`` in the details, ``ticket``
+    in the ticket's text): PSU headroom for a build, a GPU or a PSU."""
     replacement_promise: ReplacementPromise
     """A resolution approving a replacement says the replacement order follows once the unit is back."""
 
@@ -356,7 +359,7 @@ class Fidelity(_Data):
                 outcomes = issue.outcomes if issue.outcomes is not None else outcomes
                 reasons = issue.refund_reasons if issue.refund_reasons is not None else reasons
                 escalations = issue.escalations if issue.escalations is not None else escalations
-                details = issue.details if issue.details is not None else details
+                details = {**details, **(issue.details or {})}
         return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations, details=details)
 
     def exception_asked(self, text: str) -> ExceptionRequest | None:

@@ -994,6 +994,9 @@ def resolution_details(r: Records) -> list[Finding]:
         if fitting and not any(f in res["details"] for f in fitting):
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
                                  f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
+        found += [Finding("resolution_details", res["id"], f"speaks of {name.replace('_', ' ')} but {t['id']} "
+                          f"({t['subject']!r}) is not about it") for name, topic in r.rules.detail_topics.items()
+                  if re.search(topic.pattern, res["details"]) and not topic.fits(f"{t['subject']}\n{t['body']}", True)]
         promise = r.rules.replacement_promise
         if re.search(promise.approval, res["details"]) and promise.pending not in res["details"]:
             found.append(Finding("resolution_details", res["id"], "approves a replacement without saying its order "

@@ -495,7 +495,7 @@ class SupportMixin(GeneratorBase):
                                 "unit and ships from the nearest warehouse with stock. Customer to return the faulty one "
                                 "with the prepaid label.",
             "troubleshooting_steps": f"Walked the customer through {steps}; issue resolved.",
-            "recommendation_provided": "Recommended compatible parts and confirmed PSU headroom for the build.",
+            "recommendation_provided": "Recommended compatible parts for what the customer asked about.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
             "no_action": "Sent the return instructions; the refund follows once the item arrives and is inspected."
             if t["type"] == "return" else "No action needed; explained the situation to the customer.",
