@@ -478,6 +478,19 @@ def test_refund_line_fit_flags_a_refund_of_another_item_and_a_complaint_after_it
     assert complaint == [f"is about {item}, already refunded by {refund}"]
 
 
+def test_restocking_fees_flags_a_fee_on_an_unopened_cpu(world: World) -> None:
+    ref, ticket, price, discount, subtotal = pick(
+        world, "restocking_fees", "SELECT x.id, x.ticket_id, l.unit_price * l.quantity, o.discount, o.subtotal "
+        "FROM refund x JOIN orderline l ON l.id = json_extract(x.lines, '$[0].order_line_id') "
+        "JOIN product p ON p.id = l.product_id JOIN \"order\" o ON o.id = l.order_id "
+        "WHERE x.reason = 'return' AND p.category IN ('cpu', 'gpu', 'motherboard', 'prebuilt') ORDER BY x.id")
+    fee = round(price * (1 - discount / subtotal) - price * 0.15, 2)
+    found = injected(world, "restocking_fees", ref,
+                     ("UPDATE supportticket SET body = 'Returning it. Unopened.' WHERE id = ?", (ticket,)),
+                     ("UPDATE refund SET amount = ? WHERE id = ?", (fee, ref)))
+    assert len(found) == 1 and found[0].message.startswith("takes the restocking fee")
+
+
 def test_escalation_fit_flags_exceptions_and_limits_the_facts_do_not_bear(world: World) -> None:
     exception, = pick(world, "escalation_fit", "SELECT e.id FROM escalation e JOIN supportticket t ON t.id = e.ticket_id "
                       "WHERE t.type != 'return' ORDER BY e.id")

@@ -76,6 +76,17 @@ class ReplacementPromise(_Data):
     """The words such a resolution must also say: when the replacement order comes."""
 
 
+class ItemCondition(_Data):
+    no_fee: str
+    fee: str
+
+    def opened(self, text: str, drawn: bool) -> bool:
+        """Whether a return ticket saying ``text`` takes the restocking fee (``drawn``: when it says neither)."""
+        if re.search(self.no_fee, text, re.IGNORECASE):
+            return False
+        return True if re.search(self.fee, text, re.IGNORECASE) else drawn
+
+
 class ExceptionRequest(_Data):
     pattern: str
     ask: str
@@ -229,6 +240,8 @@ class Fidelity(_Data):
     """What a resolution's details may claim only of a ticket about it (``pattern`` in the details, ``ticket``
     in the ticket's text): PSU headroom for a build, a GPU or a PSU."""
     replacement_promise: ReplacementPromise
+    item_condition: ItemCondition
+    """What a return ticket says of the item's condition, which decides the restocking fee."""
     """A resolution approving a replacement says the replacement order follows once the unit is back."""
 
     def thread_topics_of(self, text: str) -> set[str]:

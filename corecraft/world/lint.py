@@ -929,6 +929,32 @@ def refund_line_fit(r: Records) -> list[Finding]:
     return found
 
 
+def restocking_fees(r: Records) -> list[Finding]:
+    """A return refund takes the restocking fee as its ticket tells the item's condition (``item_condition``):
+    none on an item it says is unopened (or dead, or our mistake), the fee on one it says was opened."""
+    found = []
+    pct = r.policy.restocking_fee_pct / 100
+    for ref in r.refunds.values():
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        if ref["reason"] != "return" or ticket is None or len(ref["lines"]) != 1:
+            continue
+        line = next(ln for ln in r.lines[ticket["order_id"]] if ln["id"] == ref["lines"][0]["order_line_id"])
+        if r.products[line["product_id"]]["category"] not in r.policy.restocking_fee_categories:
+            continue
+        order = r.orders[ticket["order_id"]]
+        price = line["unit_price"] * ref["lines"][0]["quantity"]
+        paid = price * (1 - order["discount"] / order["subtotal"]) if order["subtotal"] else price
+        text = f"{ticket['subject']}\n{ticket['body']}"
+        opened = r.rules.item_condition.opened(text, abs(ref["amount"] - (paid - price * pct)) < 0.011)
+        if opened and abs(ref["amount"] - paid) < 0.011:
+            found.append(Finding("restocking_fees", ref["id"], f"refunds ${ref['amount']:.2f} in full, but "
+                                 f"{ticket['id']} says the item was opened: the restocking fee applies"))
+        elif not opened and abs(ref["amount"] - (paid - price * pct)) < 0.011:
+            found.append(Finding("restocking_fees", ref["id"], f"takes the restocking fee (${price * pct:.2f}), but "
+                                 f"{ticket['id']} says the item is unopened, dead or not what was ordered"))
+    return found
+
+
 def escalation_fit(r: Records) -> list[Finding]:
     """An escalation's type and notes stand on the facts: a policy exception is asked for (or a return is
     past the customer's window), a permission escalation is about money asked back on an order worth more
@@ -1032,7 +1058,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
-    spec_claims, ticket_references, ticket_counts, refund_line_fit,
+    spec_claims, ticket_references, ticket_counts, refund_line_fit, restocking_fees,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,

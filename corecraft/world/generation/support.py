@@ -326,6 +326,8 @@ class SupportMixin(GeneratorBase):
                     returned.add(refund.pop("_line")["id"])
                 if refund is not None and refund["lines"]:
                     self.name_refunded_item(t, products[line_product[refund["lines"][0]["order_line_id"]]], ships)
+                    self.restock(refund, t)  # the text as rewritten says what condition the item is in
+                    refund.pop("_fee")
                 if refund is not None and order is not None and payment is not None:  # a refund has both
                     approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
                         e for e in self.rows[m.Employee] if e["department"] == "billing"
@@ -413,6 +415,14 @@ class SupportMixin(GeneratorBase):
             self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-kept", t["id"]),
                                    ships, products[t["_named"]] if t["_named"] else t["_text"][2], first=phrase)
 
+    def restock(self, refund: dict[str, Any], t: dict[str, Any]) -> None:
+        """A return's amount by the handbook's rule: what was paid for the line, less 15% of the line's price
+        when the item was opened (as the ticket says, else as drawn) and is of a restocking-fee category."""
+        line_total, paid_share, left, fee_category, drawn = refund["_fee"]
+        opened = fee_category and self.seeds.fidelity.item_condition.opened(f"{t['subject']}\n{t['body']}", drawn)
+        fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
+        refund["amount"] = min(money(line_total * (paid_share - fee_share)), left)
+
     def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
                 ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
                 products: dict[str, dict[str, Any]], refunded: dict[str, float],
@@ -435,13 +445,12 @@ class SupportMixin(GeneratorBase):
             category = products[line["product_id"]]["category"]
             line_total = line["unit_price"] * line["quantity"] if line["id"] not in returned else 0.0
             paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
-            opened = category in fee_categories and roll < 0.4
-            fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
-            # The handbook's rule: what was paid for the line, less 15% of the line's price.
-            amount = min(money(line_total * (paid_share - fee_share)), left)
-            if amount > 0:
-                return "refund_issued", {"payment_id": p["id"], "amount": amount, "reason": "return",
-                                         "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}]}
+            refund = {"payment_id": p["id"], "reason": "return",
+                      "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}],
+                      "_fee": (line_total, paid_share, left, category in fee_categories, roll < 0.4)}
+            self.restock(refund, t)
+            if refund["amount"] > 0:
+                return "refund_issued", refund
         if kind == "shipping" and usable and o["shipping_cost"] > 0:
             ship = ships.get(o["id"])
             if ship and ship["delivered_at"] and ship["eta"] and ship["delivered_at"] > ship["eta"] \
