@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "4d8b905f6650737556250833645daa0fb54112486bc6ff2ede9e9937e25c9848"
+DEFAULT_WORLD_HASH = "f8aeaf9564bbb6349921c821f062ec5c8aeacf758bce0f44ba52437f6e7a0f4b"
 
 
 @pytest.mark.slow

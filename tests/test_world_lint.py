@@ -491,6 +491,15 @@ def test_restocking_fees_flags_a_fee_on_an_unopened_cpu(world: World) -> None:
     assert len(found) == 1 and found[0].message.startswith("takes the restocking fee")
 
 
+def test_refund_units_flags_two_units_refunded_for_a_gift_already_owned(world: World) -> None:
+    ref, ticket = pick(world, "refund_units", "SELECT id, ticket_id FROM refund WHERE reason = 'return' "
+                       "AND ticket_id IS NOT NULL ORDER BY id")
+    found = injected(world, "refund_units", ref,
+                     ("UPDATE supportticket SET body = 'He already had one. Can we return it?' WHERE id = ?", (ticket,)),
+                     ("UPDATE refund SET lines = json_set(lines, '$[0].quantity', 2) WHERE id = ?", (ref,)))
+    assert len(found) == 1 and found[0].message.startswith("refunds 2 units of ")
+
+
 def test_escalation_fit_flags_exceptions_and_limits_the_facts_do_not_bear(world: World) -> None:
     exception, = pick(world, "escalation_fit", "SELECT e.id FROM escalation e JOIN supportticket t ON t.id = e.ticket_id "
                       "WHERE t.type != 'return' ORDER BY e.id")

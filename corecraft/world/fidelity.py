@@ -241,6 +241,8 @@ class Fidelity(_Data):
     in the ticket's text): PSU headroom for a build, a GPU or a PSU."""
     replacement_promise: ReplacementPromise
     item_condition: ItemCondition
+    several_units: str
+    """Words of a return ticket about several units of its item (a regex): else it returns one."""
     """What a return ticket says of the item's condition, which decides the restocking fee."""
     """A resolution approving a replacement says the replacement order follows once the unit is back."""
 

@@ -955,6 +955,19 @@ def restocking_fees(r: Records) -> list[Finding]:
     return found
 
 
+def refund_units(r: Records) -> list[Finding]:
+    """A return refunds the units its ticket speaks of: one, unless it speaks of several (``several_units``)."""
+    found = []
+    for ref in r.refunds.values():
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        if ref["reason"] != "return" or ticket is None:
+            continue
+        several = re.search(r.rules.several_units, f"{ticket['subject']}\n{ticket['body']}", re.IGNORECASE)
+        found += [Finding("refund_units", ref["id"], f"refunds {ln['quantity']} units of {ln['order_line_id']}, but "
+                          f"{ticket['id']} speaks of one") for ln in ref["lines"] if ln["quantity"] > 1 and not several]
+    return found
+
+
 def escalation_fit(r: Records) -> list[Finding]:
     """An escalation's type and notes stand on the facts: a policy exception is asked for (or a return is
     past the customer's window), a permission escalation is about money asked back on an order worth more
@@ -1058,7 +1071,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
-    spec_claims, ticket_references, ticket_counts, refund_line_fit, restocking_fees,
+    spec_claims, ticket_references, ticket_counts, refund_line_fit, restocking_fees, refund_units,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,

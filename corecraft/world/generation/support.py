@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -416,10 +417,15 @@ class SupportMixin(GeneratorBase):
                                    ships, products[t["_named"]] if t["_named"] else t["_text"][2], first=phrase)
 
     def restock(self, refund: dict[str, Any], t: dict[str, Any]) -> None:
-        """A return's amount by the handbook's rule: what was paid for the line, less 15% of the line's price
+        """A return's units (one, unless the ticket speaks of several) and amount by the handbook's rule: what was
+        paid for them, less 15% of their price
         when the item was opened (as the ticket says, else as drawn) and is of a restocking-fee category."""
-        line_total, paid_share, left, fee_category, drawn = refund["_fee"]
-        opened = fee_category and self.seeds.fidelity.item_condition.opened(f"{t['subject']}\n{t['body']}", drawn)
+        unit_price, quantity, paid_share, left, fee_category, drawn = refund["_fee"]
+        text = f"{t['subject']}\n{t['body']}"
+        several = re.search(self.seeds.fidelity.several_units, text, re.IGNORECASE) is not None
+        refund["lines"][0]["quantity"] = quantity if several else 1  # the units the ticket speaks of
+        line_total = unit_price * refund["lines"][0]["quantity"]
+        opened = fee_category and self.seeds.fidelity.item_condition.opened(text, drawn)
         fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
         refund["amount"] = min(money(line_total * (paid_share - fee_share)), left)
 
@@ -443,11 +449,11 @@ class SupportMixin(GeneratorBase):
                 line = rng.choice([ln for ln in lines_by_order[o["id"]] if ln["id"] not in returned] or [drawn])
                 roll = rng.random()
             category = products[line["product_id"]]["category"]
-            line_total = line["unit_price"] * line["quantity"] if line["id"] not in returned else 0.0
+            unit_price = line["unit_price"] if line["id"] not in returned else 0.0
             paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
             refund = {"payment_id": p["id"], "reason": "return",
                       "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}],
-                      "_fee": (line_total, paid_share, left, category in fee_categories, roll < 0.4)}
+                      "_fee": (unit_price, line["quantity"], paid_share, left, category in fee_categories, roll < 0.4)}
             self.restock(refund, t)
             if refund["amount"] > 0:
                 return "refund_issued", refund
