@@ -478,6 +478,28 @@ def test_refund_line_fit_flags_a_refund_of_another_item_and_a_complaint_after_it
     assert complaint == [f"is about {item}, already refunded by {refund}"]
 
 
+def test_ticket_stories_flags_a_second_story_about_a_returned_item_and_damage_after_it(world: World) -> None:
+    ticket, order, created = pick(world, "ticket_stories", "SELECT t.id, t.order_id, t.created_at FROM supportticket t "
+                                  "JOIN shipment s ON s.order_id = t.order_id WHERE t.type = 'return' "
+                                  "AND s.delivered_at < t.created_at ORDER BY t.id")
+    product, = one(world, "SELECT p.name FROM orderline l JOIN product p ON p.id = l.product_id WHERE l.order_id = ? "
+                   "ORDER BY l.id LIMIT 1", order)
+    later = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=1))
+    world.conn.execute("UPDATE supportticket SET body = ? WHERE id = ?",
+                       (f"The {product} works fine, I just don't need it anymore.", ticket))
+    for n, kind, body in ((1, "return", f"You sent me the wrong part when I ordered the {product}."),
+                          (2, "shipping", "The box arrived with a huge hole in the side.")):
+        world.conn.execute(f"INSERT INTO supportticket SELECT 'tick-999999-00{n}', customer_id, order_id, build_id, "
+                           "?, channel, priority, status, 'Again', ?, assignee_id, ?, ? FROM supportticket WHERE id = ?",
+                           (kind, body, later, later, ticket))
+    found = lint(world)
+    assert [f.message for f in found if f.check == "ticket_stories"] == [
+        f"tells another story of {one(world, 'SELECT id FROM product WHERE name = ?', product)[0]} than an earlier "
+        "return ticket on its order"]
+    assert [f.message.split(" but ")[0] for f in found if f.entity_id == "tick-999999-002"
+            and f.check == "status_claims"] == ["says 'arrived with a huge hole' (arrival damage)"]
+
+
 def test_restocking_fees_flags_a_fee_on_an_unopened_cpu(world: World) -> None:
     ref, ticket, price, discount, subtotal = pick(
         world, "restocking_fees", "SELECT x.id, x.ticket_id, l.unit_price * l.quantity, o.discount, o.subtotal "

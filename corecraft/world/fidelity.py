@@ -543,6 +543,16 @@ def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
 RETURN_FOLLOW_UP = re.compile(r"for returned|shipped the .{1,80}? back|I returned the", re.IGNORECASE)
 """Words of a ticket that follows up on an item already sent back (it may name a refunded item)."""
 
+def told_products(ticket: Row, text: str, earlier: Iterable[Row], named: Callable[[Row], Iterable[str]]) -> set[str]:
+    """The products an earlier return ticket about ``ticket``'s order told a story of (``named``: the products a
+    ticket names), which ``ticket`` saying ``text`` may not tell another of (as a return or a fault): unless it
+    follows up on the return or quotes that ticket."""
+    if not ticket["order_id"] or ticket["type"] not in HELD_TICKET_TYPES or RETURN_FOLLOW_UP.search(text):
+        return set()
+    return {p for e in earlier if e["type"] == "return" and e["order_id"] == ticket["order_id"]
+            and e["created_at"] < ticket["created_at"] and e["id"] not in text for p in named(e)}
+
+
 TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)
 """A customer saying which loyalty tier they hold."""
 

@@ -47,6 +47,7 @@ from corecraft.world.fidelity import (
     status_problems,
     symptom_problems,
     ticket_problems,
+    told_products,
 )
 from corecraft.world.rules import TRACKING_FORMATS, business_days_after, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
@@ -929,6 +930,19 @@ def refund_line_fit(r: Records) -> list[Finding]:
     return found
 
 
+def ticket_stories(r: Records) -> list[Finding]:
+    """Tickets on one order tell one story of each item: a later ticket does not tell another of an item an
+    earlier return ticket on the order told one of (unless it follows up on that return or quotes the ticket)."""
+    found = []
+    for t in r.tickets.values():
+        text = f"{t['subject']}\n{t['body']}"
+        told = told_products(t, text, r.tickets_of.get(t["order_id"] or "", []),
+                             lambda e: [p["id"] for p in r.named_products(f"{e['subject']}\n{e['body']}")])
+        found += [Finding("ticket_stories", t["id"], f"tells another story of {p['id']} than an earlier return "
+                          "ticket on its order") for p in r.named_products(text) if p["id"] in told]
+    return found
+
+
 def restocking_fees(r: Records) -> list[Finding]:
     """A return refund takes the restocking fee as its ticket tells the item's condition (``item_condition``):
     none on an item it says is unopened (or dead, or our mistake), the fee on one it says was opened."""
@@ -1071,7 +1085,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
-    spec_claims, ticket_references, ticket_counts, refund_line_fit, restocking_fees, refund_units,
+    spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees, refund_units,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,

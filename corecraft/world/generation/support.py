@@ -24,6 +24,7 @@ from corecraft.world.fidelity import (
     reference_problem,
     status_problems,
     symptom_problems,
+    told_products,
     with_real_counts,
     with_real_specs,
 )
@@ -50,6 +51,11 @@ class _TicketStory:
     refunds_before: list[dict[str, Any]] = field(default_factory=list)
     excluded: set[str] = field(default_factory=set)
     """Products the text may not name (already returned and refunded)."""
+
+
+def _named(ticket: dict[str, Any]) -> list[str]:
+    """The product a generated ticket's text names (none: an empty list)."""
+    return [ticket["_named"]] if ticket.get("_named") else []
 
 
 @dataclass
@@ -225,6 +231,8 @@ class SupportMixin(GeneratorBase):
         if fixed and not names_product:
             return None
         excluded = set() if RETURN_FOLLOW_UP.search(template) else story.excluded
+        quoting_ticket = template.replace("{ticket_id}", references[-1]["id"] if references else "")
+        excluded = excluded | told_products(t, quoting_ticket, story.earlier_tickets, _named)
         if rules.prospective(template):  # a part they may get is not one they hold
             excluded = excluded | {p["id"] for p in story.held}
         if names_product and ((allowed is not None and product["category"] not in allowed)
@@ -401,15 +409,18 @@ class SupportMixin(GeneratorBase):
 
     def drop_refunded_items(self, t: dict[str, Any], before: list[dict[str, Any]], line_product: dict[str, str],
                             ships: dict[str, dict[str, Any]], products: dict[str, dict[str, Any]]) -> None:
-        """A ticket does not complain about an item already returned and refunded (it names another), nor says
-        of its order what the refunds made untrue ("still no refund")."""
+        """A ticket does not complain about an item already returned and refunded (it names another), nor tells
+        another story of an item an earlier return ticket told one of, nor says of its order what the refunds
+        made untrue ("still no refund")."""
         gone = {line_product[ln["order_line_id"]] for x in before for ln in x["lines"]}
         story = t["_text"][1]
         story.refunds_before, story.excluded = before, gone
         kept = {p["category"] for p in story.lines if p["id"] not in gone}
         text = f"{t['subject']}\n{t['body']}"
         stale = symptom_problems(text, [], kept, self.seeds.fidelity) if not t["_named"] else []
+        told = told_products(t, text, story.earlier_tickets, _named)
         if ((t["_named"] in gone or stale) and t["type"] != "billing" and not RETURN_FOLLOW_UP.search(text)) \
+                or t["_named"] in told \
                 or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
                                    before, self.seeds.fidelity, story.earlier_tickets):
             phrase = t["_text"][0]
