@@ -543,11 +543,15 @@ def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
 RETURN_FOLLOW_UP = re.compile(r"for returned|shipped the .{1,80}? back|I returned the", re.IGNORECASE)
 """Words of a ticket that follows up on an item already sent back (it may name a refunded item)."""
 
+STORY_TICKET_TYPES = ("return", "troubleshooting", "order_issue")
+"""Ticket types that tell a story of an item (why it goes back, what is wrong with it, what came instead)."""
+
+
 def told_products(ticket: Row, text: str, earlier: Iterable[Row], named: Callable[[Row], Iterable[str]]) -> set[str]:
     """The products an earlier return ticket about ``ticket``'s order told a story of (``named``: the products a
-    ticket names), which ``ticket`` saying ``text`` may not tell another of (as a return or a fault): unless it
-    follows up on the return or quotes that ticket."""
-    if not ticket["order_id"] or ticket["type"] not in HELD_TICKET_TYPES or RETURN_FOLLOW_UP.search(text):
+    ticket names), of which ``ticket`` saying ``text``, if of a :data:`STORY_TICKET_TYPES` type, may not tell
+    another, unless it follows up on the return or quotes that ticket."""
+    if not ticket["order_id"] or ticket["type"] not in STORY_TICKET_TYPES or RETURN_FOLLOW_UP.search(text):
         return set()
     return {p for e in earlier if e["type"] == "return" and e["order_id"] == ticket["order_id"]
             and e["created_at"] < ticket["created_at"] and e["id"] not in text for p in named(e)}
