@@ -415,6 +415,16 @@ def test_status_claims_flags_free_ground_on_an_express_order_and_two_days_on_ove
         "says 'supposed to arrive in 2 business days' (two day)", "says 'ground was free' (free ground)"]
 
 
+def test_status_claims_flags_a_checkout_pick_the_parcel_did_not_go_with(world: World) -> None:
+    ticket, order = pick(world, "status_claims", "SELECT t.id, t.order_id FROM supportticket t JOIN \"order\" o "
+                         "ON o.id = t.order_id JOIN shipment s ON s.order_id = o.id "
+                         "WHERE o.shipping_method = 'ups_ground' ORDER BY t.id")
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = 'I picked UPS Ground at checkout.' WHERE id = ?", (ticket,)),
+                     ("UPDATE shipment SET carrier = 'usps_ground' WHERE order_id = ?", (order,)))
+    assert [f.message.split(" but ")[0] for f in found] == ["says 'at checkout' (picked carrier)"]
+
+
 def test_status_claims_flags_label_created_after_pickup_and_durations_count_from_the_label(world: World) -> None:
     ticket, = pick(world, "status_claims", "SELECT t.id FROM supportticket t JOIN shipment s ON s.order_id = t.order_id "
                    "WHERE s.shipped_at < t.created_at AND s.delivered_at > t.created_at ORDER BY t.id")

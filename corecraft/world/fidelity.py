@@ -609,6 +609,8 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
     if order["status"] == "backorder" and not shipped:
         states.add("backorder")
     states.add(order["shipping_method"])
+    if ship is None or ship["carrier"] == order["shipping_method"]:
+        states.add("carrier_as_chosen")
     states.add("express" if order["shipping_method"] in ("fedex_express", "fedex_overnight") else "ground")
     if order["shipping_method"] != "fedex_overnight":
         states.add("not_overnight")
