@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6c14f93f5144cd595d90b4bf76e3ebfa382026658d3df16c0b6be7daf60d5d96"
+DEFAULT_WORLD_HASH = "35cb83d78cb0e0f82236ede3789bdf25e082469dd3742a9bd3f2fda405142ed6"
 
 
 @pytest.mark.slow

@@ -532,6 +532,17 @@ def test_refund_units_flags_two_units_refunded_for_a_gift_already_owned(world: W
     assert len(found) == 1 and found[0].message.startswith("refunds 2 units of ")
 
 
+def test_restocking_fees_flags_a_resolution_claiming_a_fee_not_withheld(world: World) -> None:
+    res, = pick(world, "restocking_fees", "SELECT r.id FROM resolution r JOIN refund x ON x.id = r.refund_id "
+                "JOIN orderline l ON l.id = json_extract(x.lines, '$[0].order_line_id') JOIN product p "
+                "ON p.id = l.product_id WHERE x.reason = 'return' AND r.details NOT LIKE '%restocking fee%' "
+                "AND p.category IN ('cpu', 'gpu', 'motherboard', 'prebuilt') ORDER BY r.id")
+    found = injected(world, "restocking_fees", res,
+                     ("UPDATE resolution SET details = replace(details, ', return)', ', return, less the 15% restocking "
+                      "fee)') WHERE id = ?", (res,)))
+    assert len(found) == 1 and found[0].message.startswith("says the restocking fee was withheld")
+
+
 def test_escalation_fit_flags_exceptions_and_limits_the_facts_do_not_bear(world: World) -> None:
     exception, = pick(world, "escalation_fit", "SELECT e.id FROM escalation e JOIN supportticket t ON t.id = e.ticket_id "
                       "WHERE t.type != 'return' ORDER BY e.id")

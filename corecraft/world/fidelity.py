@@ -543,6 +543,9 @@ def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
 RETURN_FOLLOW_UP = re.compile(r"for returned|shipped the .{1,80}? back|I returned the", re.IGNORECASE)
 """Words of a ticket that follows up on an item already sent back (it may name a refunded item)."""
 
+RESTOCKED = ", less the 15% restocking fee"
+"""What a return refund's resolution adds when the restocking fee was withheld (the KB: record the fee)."""
+
 STORY_TICKET_TYPES = ("return", "troubleshooting", "order_issue")
 """Ticket types that tell a story of an item (why it goes back, what is wrong with it, what came instead)."""
 

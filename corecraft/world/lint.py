@@ -22,6 +22,7 @@ from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
     RAW_ID,
+    RESTOCKED,
     RETURN_FOLLOW_UP,
     TICKET_ID,
     TRACKING,
@@ -960,6 +961,11 @@ def restocking_fees(r: Records) -> list[Finding]:
         paid = price * (1 - order["discount"] / order["subtotal"]) if order["subtotal"] else price
         text = f"{ticket['subject']}\n{ticket['body']}"
         opened = r.rules.item_condition.opened(text, abs(ref["amount"] - (paid - price * pct)) < 0.011)
+        taken = abs(ref["amount"] - (paid - price * pct)) < 0.011
+        said = [res["id"] for res in r.resolutions.values() if res["refund_id"] == ref["id"]
+                and (RESTOCKED in res["details"]) != taken]
+        found += [Finding("restocking_fees", res_id, f"{'does not say' if taken else 'says'} the restocking fee was "
+                          f"withheld from {ref['id']}, which it {'was' if taken else 'was not'}") for res_id in said]
         if opened and abs(ref["amount"] - paid) < 0.011:
             found.append(Finding("restocking_fees", ref["id"], f"refunds ${ref['amount']:.2f} in full, but "
                                  f"{ticket['id']} says the item was opened: the restocking fee applies"))

@@ -14,6 +14,7 @@ from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
+    RESTOCKED,
     RETURN_FOLLOW_UP,
     count_problems,
     days_past_window,
@@ -439,6 +440,7 @@ class SupportMixin(GeneratorBase):
         opened = fee_category and self.seeds.fidelity.item_condition.opened(text, drawn)
         fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
         refund["amount"] = min(money(line_total * (paid_share - fee_share)), left)
+        refund["_restocked"] = opened
 
     def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
                 ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
@@ -516,7 +518,9 @@ class SupportMixin(GeneratorBase):
             "case": "reseating the front-panel headers and cables",
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
         texts = {
-            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']})." if refund else "."),
+            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}"
+                                                          f"{RESTOCKED if refund.get('_restocked') else ''})."
+                                                          if refund else "."),
             "replacement_sent": "Replacement approved; the replacement order is placed once returns logs the returned "
                                 "unit and ships from the nearest warehouse with stock. Customer to return the faulty one "
                                 "with the prepaid label.",
