@@ -336,8 +336,7 @@ class SupportMixin(GeneratorBase):
                     returned.add(refund.pop("_line")["id"])
                 if refund is not None and refund["lines"]:
                     self.name_refunded_item(t, products[line_product[refund["lines"][0]["order_line_id"]]], ships)
-                    self.restock(refund, t)  # the text as rewritten says what condition the item is in
-                    refund.pop("_fee")
+                    self.restock(refund, t)  # the text as rewritten says how many, and in what condition
                 if refund is not None and order is not None and payment is not None:  # a refund has both
                     approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
                         e for e in self.rows[m.Employee] if e["department"] == "billing"
@@ -430,9 +429,9 @@ class SupportMixin(GeneratorBase):
 
     def restock(self, refund: dict[str, Any], t: dict[str, Any]) -> None:
         """A return's units (one, unless the ticket speaks of several) and amount by the handbook's rule: what was
-        paid for them, less 15% of their price
-        when the item was opened (as the ticket says, else as drawn) and is of a restocking-fee category."""
-        unit_price, quantity, paid_share, left, fee_category, drawn = refund["_fee"]
+        paid for them, less 15% of their price when the item was opened (as the ticket says, else as drawn at
+        inspection) and is of a restocking-fee category."""
+        unit_price, quantity, paid_share, left, fee_category, drawn = refund["_return"]
         text = f"{t['subject']}\n{t['body']}"
         several = re.search(self.seeds.fidelity.several_units, text, re.IGNORECASE) is not None
         refund["lines"][0]["quantity"] = quantity if several else 1  # the units the ticket speaks of
@@ -466,7 +465,7 @@ class SupportMixin(GeneratorBase):
             paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
             refund = {"payment_id": p["id"], "reason": "return",
                       "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}],
-                      "_fee": (unit_price, line["quantity"], paid_share, left, category in fee_categories, roll < 0.4)}
+                      "_return": (unit_price, line["quantity"], paid_share, left, category in fee_categories, roll < 0.4)}
             self.restock(refund, t)
             if refund["amount"] > 0:
                 return "refund_issued", refund
