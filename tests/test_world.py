@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "35cb83d78cb0e0f82236ede3789bdf25e082469dd3742a9bd3f2fda405142ed6"
+DEFAULT_WORLD_HASH = "20532ffd48e728f20ed17b89cae1aaca51888f174c3db057a5dd94e65cba617a"
 
 
 @pytest.mark.slow
