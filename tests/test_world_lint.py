@@ -425,7 +425,7 @@ def test_status_claims_flags_a_checkout_pick_the_parcel_did_not_go_with(world: W
     assert [f.message.split(" but ")[0] for f in found] == ["says 'at checkout' (picked carrier)"]
 
 
-def test_status_claims_flags_label_created_after_pickup_and_durations_count_from_the_label(world: World) -> None:
+def test_status_claims_flags_label_created_after_pickup(world: World) -> None:
     ticket, = pick(world, "status_claims", "SELECT t.id FROM supportticket t JOIN shipment s ON s.order_id = t.order_id "
                    "WHERE s.shipped_at < t.created_at AND s.delivered_at > t.created_at ORDER BY t.id")
     found = injected(world, "status_claims", ticket,
