@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "74d8c0c4920ed1d7b28d5b67ea9c5df6f219d46d4a1b4e7aa2367583b94c7d24"
+DEFAULT_WORLD_HASH = "c9942c8143e89da56e9900375a0bb7f0a543c4c8fae6bf7d42c57ef32b61e5bc"
 
 
 @pytest.mark.slow

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 
 import pytest
 from typer.testing import CliRunner
 
 from corecraft.cli.main import app
-from corecraft.domain import default_domain
+from corecraft.domain import Domain, default_domain
 from corecraft.world import db
+from corecraft.world.fidelity import DURATION_CLAIMS
 from corecraft.world.lint import CHECKS, Finding, counts
 from corecraft.world.lint import lint as lint_with
 from corecraft.world.store import World
@@ -284,6 +286,27 @@ def test_text_durations_flags_a_wrong_age(world: World) -> None:
     assert len(found) == 1 and "400 days" in found[0].message
 
 
+def test_text_durations_flags_a_label_awaited_longer_than_since_delivery_and_one_days(world: World) -> None:
+    ticket, delivered = pick(world, "text_durations", "SELECT t.id, s.delivered_at FROM supportticket t JOIN shipment s "
+                             "ON s.order_id = t.order_id WHERE s.delivered_at < t.created_at ORDER BY t.id")
+    later = db.encode_datetime(db.decode_datetime(delivered, world.tz) + timedelta(days=1, hours=2))
+    found = injected(world, "text_durations", ticket,
+                     ("UPDATE supportticket SET created_at = ?, body = ? WHERE id = ?",
+                      (later, "A return label would be emailed. It's been 12 days and nothing. Paid 1 days ago.", ticket)))
+    assert [f.message.split(";")[0].split(":")[0] for f in found] == ["says '1 days'", "says \"It's been 12 days and nothing\""]
+
+
+def test_every_ticket_phrase_quoting_days_or_a_date_is_measured(domain: Domain) -> None:
+    phrases = domain.seeds.phrases
+    values = {"days": "7", "date": "2025-01-01", "amount": "1.00", "tier": "gold"}
+    uncovered = [body for pool in [*phrases.tickets.values(), *phrases.ticket_reserve.values()] for p in pool
+                 for body in filter(None, (p.body, p.first_contact))
+                 if ("{days}" in body or "{date}" in body)
+                 and not any(pattern.search(re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), "x"), body))
+                             for pattern, _ in DURATION_CLAIMS)]
+    assert uncovered == []
+
+
 def test_delivery_claims_flags_missing_items_before_delivery(world: World) -> None:
     ticket, order = pick(world, "delivery_claims", "SELECT t.id, t.order_id FROM supportticket t JOIN shipment s ON s.order_id = "
                                "t.order_id ORDER BY t.id")
@@ -381,6 +404,44 @@ def test_status_claims_flags_a_parcel_not_received_after_its_return(world: World
                      "and not in hand at the time"], order
 
 
+def test_status_claims_flags_free_ground_on_an_express_order_and_two_days_on_overnight(world: World) -> None:
+    ticket, = pick(world, "status_claims", "SELECT t.id FROM supportticket t JOIN \"order\" o ON o.id = t.order_id "
+                   "WHERE o.shipping_method = 'fedex_overnight' AND o.shipping_cost > 0 ORDER BY t.id")
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      ("Why was I charged for shipping? I thought ground was free over a certain amount. It was "
+                       "supposed to arrive in 2 business days.", ticket)))
+    assert [f.message.split(" but ")[0] for f in found] == [
+        "says 'supposed to arrive in 2 business days' (two day)", "says 'ground was free' (free ground)"]
+
+
+def test_status_claims_flags_a_checkout_pick_the_parcel_did_not_go_with(world: World) -> None:
+    ticket, order = pick(world, "status_claims", "SELECT t.id, t.order_id FROM supportticket t JOIN \"order\" o "
+                         "ON o.id = t.order_id JOIN shipment s ON s.order_id = o.id "
+                         "WHERE o.shipping_method = 'ups_ground' ORDER BY t.id")
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = 'I picked UPS Ground at checkout.' WHERE id = ?", (ticket,)),
+                     ("UPDATE shipment SET carrier = 'usps_ground' WHERE order_id = ?", (order,)))
+    assert [f.message.split(" but ")[0] for f in found] == ["says 'at checkout' (picked carrier)"]
+
+
+def test_status_claims_flags_label_created_after_pickup(world: World) -> None:
+    ticket, = pick(world, "status_claims", "SELECT t.id FROM supportticket t JOIN shipment s ON s.order_id = t.order_id "
+                   "WHERE s.shipped_at < t.created_at AND s.delivered_at > t.created_at ORDER BY t.id")
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      ("My UPS Ground tracking has said 'label created' for 5 days. Has it actually shipped?", ticket)))
+    assert [f.message for f in found] == ["says \"'label created' for\" (label only) but the records show an order "
+                                          "label only at the time"]
+
+
+def test_ticket_raw_ids_flags_a_carrier_id(world: World) -> None:
+    ticket, = pick(world, "ticket_raw_ids", "SELECT id FROM supportticket ORDER BY id")
+    found = injected(world, "ticket_raw_ids", ticket,
+                     ("UPDATE supportticket SET body = 'My usps_ground tracking is stuck.' WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == ["writes the raw id 'usps_ground'"]
+
+
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
     ticket, sku = pick(world, "ticket_counts", "SELECT t.id, p.sku FROM supportticket t JOIN orderline l "
                        "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "
@@ -425,6 +486,61 @@ def test_refund_line_fit_flags_a_refund_of_another_item_and_a_complaint_after_it
                        (later, f"The {name} makes a clicking noise.", ticket))
     complaint = [f.message for f in lint(world) if f.check == "refund_line_fit" and f.entity_id == ticket]
     assert complaint == [f"is about {item}, already refunded by {refund}"]
+
+
+def test_ticket_stories_flags_a_second_story_about_a_returned_item_and_damage_after_it(world: World) -> None:
+    ticket, order, created = pick(world, "ticket_stories", "SELECT t.id, t.order_id, t.created_at FROM supportticket t "
+                                  "JOIN shipment s ON s.order_id = t.order_id WHERE t.type = 'return' "
+                                  "AND s.delivered_at < t.created_at ORDER BY t.id")
+    product, = one(world, "SELECT p.name FROM orderline l JOIN product p ON p.id = l.product_id WHERE l.order_id = ? "
+                   "ORDER BY l.id LIMIT 1", order)
+    later = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=1))
+    world.conn.execute("UPDATE supportticket SET body = ? WHERE id = ?",
+                       (f"The {product} works fine, I just don't need it anymore.", ticket))
+    for n, kind, body in ((1, "return", f"You sent me the wrong part when I ordered the {product}."),
+                          (2, "shipping", "The box arrived with a huge hole in the side.")):
+        world.conn.execute(f"INSERT INTO supportticket SELECT 'tick-999999-00{n}', customer_id, order_id, build_id, "
+                           "?, channel, priority, status, 'Again', ?, assignee_id, ?, ? FROM supportticket WHERE id = ?",
+                           (kind, body, later, later, ticket))
+    found = lint(world)
+    assert [f.message for f in found if f.check == "ticket_stories"] == [
+        f"tells another story of {one(world, 'SELECT id FROM product WHERE name = ?', product)[0]} than an earlier "
+        "return ticket on its order"]
+    assert [f.message.split(" but ")[0] for f in found if f.entity_id == "tick-999999-002"
+            and f.check == "status_claims"] == ["says 'arrived with a huge hole' (arrival damage)"]
+
+
+def test_restocking_fees_flags_a_fee_on_an_unopened_cpu(world: World) -> None:
+    ref, ticket, price, discount, subtotal = pick(
+        world, "restocking_fees", "SELECT x.id, x.ticket_id, l.unit_price * l.quantity, o.discount, o.subtotal "
+        "FROM refund x JOIN orderline l ON l.id = json_extract(x.lines, '$[0].order_line_id') "
+        "JOIN product p ON p.id = l.product_id JOIN \"order\" o ON o.id = l.order_id "
+        "WHERE x.reason = 'return' AND p.category IN ('cpu', 'gpu', 'motherboard', 'prebuilt') ORDER BY x.id")
+    fee = round(price * (1 - discount / subtotal) - price * 0.15, 2)
+    found = injected(world, "restocking_fees", ref,
+                     ("UPDATE supportticket SET body = 'Returning it. Unopened.' WHERE id = ?", (ticket,)),
+                     ("UPDATE refund SET amount = ? WHERE id = ?", (fee, ref)))
+    assert len(found) == 1 and found[0].message.startswith("takes the restocking fee")
+
+
+def test_refund_units_flags_two_units_refunded_for_a_gift_already_owned(world: World) -> None:
+    ref, ticket = pick(world, "refund_units", "SELECT id, ticket_id FROM refund WHERE reason = 'return' "
+                       "AND ticket_id IS NOT NULL ORDER BY id")
+    found = injected(world, "refund_units", ref,
+                     ("UPDATE supportticket SET body = 'He already had one. Can we return it?' WHERE id = ?", (ticket,)),
+                     ("UPDATE refund SET lines = json_set(lines, '$[0].quantity', 2) WHERE id = ?", (ref,)))
+    assert len(found) == 1 and found[0].message.startswith("refunds 2 units of ")
+
+
+def test_restocking_fees_flags_a_resolution_claiming_a_fee_not_withheld(world: World) -> None:
+    res, = pick(world, "restocking_fees", "SELECT r.id FROM resolution r JOIN refund x ON x.id = r.refund_id "
+                "JOIN orderline l ON l.id = json_extract(x.lines, '$[0].order_line_id') JOIN product p "
+                "ON p.id = l.product_id WHERE x.reason = 'return' AND r.details NOT LIKE '%restocking fee%' "
+                "AND p.category IN ('cpu', 'gpu', 'motherboard', 'prebuilt') ORDER BY r.id")
+    found = injected(world, "restocking_fees", res,
+                     ("UPDATE resolution SET details = replace(details, ', return)', ', return, less the 15% restocking "
+                      "fee)') WHERE id = ?", (res,)))
+    assert len(found) == 1 and found[0].message.startswith("says the restocking fee was withheld")
 
 
 def test_escalation_fit_flags_exceptions_and_limits_the_facts_do_not_bear(world: World) -> None:
@@ -670,6 +786,29 @@ def test_resolution_details_flags_a_missing_item_returned_as_faulty(world: World
                       "to return the faulty one with the prepaid label.' WHERE id = ?", (resolution,)))
     messages = [f.message for f in found]
     assert len(messages) == 2 and "Nothing to return" in messages[0] and "no order records a replacement" in messages[1]
+
+
+def test_resolution_details_flags_a_replacement_approved_without_its_pending_order(world: World) -> None:
+    res, = pick(world, "resolution_details", "SELECT r.id FROM resolution r JOIN supportticket t ON t.id = r.ticket_id "
+                "ORDER BY r.id")
+    found = injected(world, "resolution_details", res,
+                     ("UPDATE resolution SET details = 'Replacement approved. Customer to return the unit.' WHERE id = ?",
+                      (res,)))
+    assert [f.message for f in found if f.message.startswith("approves")] == [
+        "approves a replacement without saying its order follows once the unit is back "
+        "('the replacement order is placed once returns logs the returned unit')"]
+
+
+def test_resolution_details_flags_psu_headroom_on_a_memory_question(world: World) -> None:
+    res, ticket = pick(world, "resolution_details", "SELECT r.id, t.id FROM resolution r JOIN supportticket t "
+                       "ON t.id = r.ticket_id WHERE t.type = 'recommendation' ORDER BY r.id")
+    found = injected(world, "resolution_details", res,
+                     ("UPDATE supportticket SET subject = 'RAM', body = '2x32 or 4x16 for stability?' WHERE id = ?",
+                      (ticket,)),
+                     ("UPDATE resolution SET details = ? WHERE id = ?",
+                      ("Recommended a matched memory kit from the board's support list and explained why two sticks "
+                       "run more stably than four. Confirmed PSU headroom for the build.", res)))
+    assert [f.message for f in found] == [f"speaks of psu headroom but {ticket} ('RAM') is not about it"]
 
 
 def test_slack_kb_edits_flags_a_table_update_months_after_the_article(world: World) -> None:

@@ -69,6 +69,24 @@ class Budget(_Data):
     high: int
 
 
+class ReplacementPromise(_Data):
+    approval: str
+    """Words of a resolution approving a replacement (a regex)."""
+    pending: str
+    """The words such a resolution must also say: when the replacement order comes."""
+
+
+class ItemCondition(_Data):
+    no_fee: str
+    fee: str
+
+    def opened(self, text: str, drawn: bool) -> bool:
+        """Whether a return ticket saying ``text`` takes the restocking fee (``drawn``: when it says neither)."""
+        if re.search(self.no_fee, text, re.IGNORECASE):
+            return False
+        return True if re.search(self.fee, text, re.IGNORECASE) else drawn
+
+
 class ExceptionRequest(_Data):
     pattern: str
     ask: str
@@ -284,6 +302,15 @@ class Fidelity(_Data):
     """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
     budgets: dict[str, Budget]
     """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
+    detail_topics: dict[str, TicketTopic]
+    """What a resolution's details may claim only of a ticket about it (``pattern`` in the details, ``ticket``
+    in the ticket's text): PSU headroom for a build, a GPU or a PSU."""
+    replacement_promise: ReplacementPromise
+    item_condition: ItemCondition
+    several_units: str
+    """Words of a return ticket about several units of its item (a regex): else it returns one."""
+    """What a return ticket says of the item's condition, which decides the restocking fee."""
+    """A resolution approving a replacement says the replacement order follows once the unit is back."""
 
     def thread_topics_of(self, text: str) -> set[str]:
         """The ``thread_topics`` ``text`` is about."""
@@ -432,7 +459,7 @@ class Fidelity(_Data):
                 outcomes = issue.outcomes if issue.outcomes is not None else outcomes
                 reasons = issue.refund_reasons if issue.refund_reasons is not None else reasons
                 escalations = issue.escalations if issue.escalations is not None else escalations
-                details = issue.details if issue.details is not None else details
+                details = {**details, **(issue.details or {})}
         return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations, details=details)
 
     def exception_asked(self, text: str) -> ExceptionRequest | None:
@@ -472,11 +499,12 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"[Bb]ought (?:it|the .{1,80}?) (\d+) days ago", "order_age"),
     (r"(\d+) days since delivery", "since_delivery"),
     (r"It is only (\d+) days", "since_delivery"),
+    (r"It's been (\d+) days and nothing", "since_delivery"),
     (r"(\d+) days late", "days_late"),
     (r"(\d+) days past SLA", "days_late"),
     (r"hub for (\d+) days", "days_late"),
     (r"but took (\d+)", "transit_days"),
-    (r"'label created' for (\d+) days", "since_shipped"),
+    (r"'label created' for (\d+) days", "since_label"),
     (r"been (\d+) business days", "since_shipped"),
     (r"(\d+) days since the ship email", "since_shipped"),
     (r"arrived on (\d{4}-\d{2}-\d{2})", "delivered_date"),
@@ -484,12 +512,18 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"Delivered (\d{4}-\d{2}-\d{2})", "delivered_date"),
     (r"processed on (\d{4}-\d{2}-\d{2})", "refund_date"),
     (r"\$[\d,.]+ on (\d{4}-\d{2}-\d{2})", "payment_date"),
+    (r"bought around (\d{4}-\d{2}-\d{2})", "order_date"),
 ))
-"""Durations and dates people quote, and which record each is measured against."""
+"""Durations and dates people quote, and which record each is measured against (a ticket about no order
+quotes one of its customer's earlier orders). Every ticket phrase quoting ``{days}`` or ``{date}`` matches one."""
 
 DELIVERY_CLAIM = re.compile(r"\barrived\b|(?<!haven't )(?<!never )\breceived\b|\bcame in\b|packing slip|"
                             r"\bInstalled\b|in the box|since delivery", re.IGNORECASE)
 """Words that speak of a parcel as already delivered."""
+
+
+ONE_DAYS = re.compile(r"\b1 (?:business )?days\b")
+"""A count of one written with a plural: a template's tell (a customer waits two days before writing so)."""
 
 
 def _days(later: datetime, earlier: datetime) -> float:
@@ -500,9 +534,12 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
             refunds_processed: Sequence[datetime]) -> float | date | None:
     """The record-backed value behind a quoted duration or date, as of ``when`` (None: no such record)."""
     delivered = ship["delivered_at"] if ship and ship["delivered_at"] and ship["delivered_at"] <= when else None
+    label = label_created(ship)
     measures: dict[str, Callable[[], float | date | None]] = {
         "order_age": lambda: _days(when, order["created_at"]),
+        "order_date": lambda: order["created_at"].astimezone(tz).date(),
         "since_delivery": lambda: _days(when, delivered) if delivered else None,
+        "since_label": lambda: _days(when, label) if label is not None and label <= when else None,
         "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship and ship["shipped_at"] <= when else None,
         "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
         "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
@@ -512,6 +549,12 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
         "refund_date": lambda: min(refunds_processed).astimezone(tz).date() if refunds_processed else None,
     }
     return measures[kind]()
+
+
+def label_created(ship: Row | None) -> datetime | None:
+    """When a parcel's label was created (its first scan, ``label_created``), if it has one."""
+    events = (ship or {}).get("events") or []
+    return datetime.fromisoformat(events[0]["ts"]) if events and events[0]["status"] == "label_created" else None
 
 
 def _last_scan_day(when: datetime, tz: tzinfo, ship: Row | None) -> date | None:
@@ -526,7 +569,7 @@ def _last_scan_day(when: datetime, tz: tzinfo, ship: Row | None) -> date | None:
 def duration_problems(text: str, when: datetime, tz: tzinfo, order: Row | None, ship: Row | None,
                       payment: Row | None, refunds_processed: Sequence[datetime]) -> list[str]:
     """Sentences on every duration or date in ``text`` that the records do not bear out."""
-    problems = []
+    problems = [f"says {m.group(0)!r}: one day is not 'days'" for m in ONE_DAYS.finditer(text)]
     for pattern, kind in DURATION_CLAIMS:
         for match in pattern.finditer(text):
             actual = None if order is None else measure(kind, when, tz, order, ship, payment, refunds_processed)
@@ -585,6 +628,23 @@ def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
 RETURN_FOLLOW_UP = re.compile(r"for returned|shipped the .{1,80}? back|I returned the", re.IGNORECASE)
 """Words of a ticket that follows up on an item already sent back (it may name a refunded item)."""
 
+RESTOCKED = ", less the 15% restocking fee"
+"""What a return refund's resolution adds when the restocking fee was withheld (the KB: record the fee)."""
+
+STORY_TICKET_TYPES = ("return", "troubleshooting", "order_issue")
+"""Ticket types that tell a story of an item (why it goes back, what is wrong with it, what came instead)."""
+
+
+def told_products(ticket: Row, text: str, earlier: Iterable[Row], named: Callable[[Row], Iterable[str]]) -> set[str]:
+    """The products an earlier return ticket about ``ticket``'s order told a story of (``named``: the products a
+    ticket names), of which ``ticket`` saying ``text``, if of a :data:`STORY_TICKET_TYPES` type, may not tell
+    another, unless it follows up on the return or quotes that ticket."""
+    if not ticket["order_id"] or ticket["type"] not in STORY_TICKET_TYPES or RETURN_FOLLOW_UP.search(text):
+        return set()
+    return {p for e in earlier if e["type"] == "return" and e["order_id"] == ticket["order_id"]
+            and e["created_at"] < ticket["created_at"] and e["id"] not in text for p in named(e)}
+
+
 TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)
 """A customer saying which loyalty tier they hold."""
 
@@ -612,6 +672,9 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
     states = {"shipped" if shipped else "not_shipped", "delivered" if delivered else "not_delivered"}
     if shipped and not delivered:
         states.add("in_transit")
+    label = label_created(ship)
+    if not shipped and label is not None and label <= when:
+        states.add("label_only")
     if ship is not None and delivered and ship["eta"] is not None and ship["delivered_at"] <= ship["eta"]:
         states.add("on_time")
     if ship is not None and ship["eta"] is not None and shipped and (
@@ -633,16 +696,19 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
         states.add("cancelled")
     if order["status"] == "backorder" and not shipped:
         states.add("backorder")
-    if order["shipping_method"] in ("fedex_express", "fedex_overnight"):
-        states.add("express")
+    states.add(order["shipping_method"])
+    if ship is None or ship["carrier"] == order["shipping_method"]:
+        states.add("carrier_as_chosen")
+    states.add("express" if order["shipping_method"] in ("fedex_express", "fedex_overnight") else "ground")
+    if order["shipping_method"] != "fedex_overnight":
+        states.add("not_overnight")
     if not order["discount"]:
         states.add("no_discount")
     if order["shipping_cost"] > 0:
         states.add("shipping_charged")
     if _days(when, order["created_at"]) <= RECENT_ORDER_DAYS:
         states.add("recent")
-    if refunds_before:
-        states.add("refunded")
+    states.add("refunded" if refunds_before else "not_refunded")
     return states
 
 

@@ -22,6 +22,7 @@ from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
     RAW_ID,
+    RESTOCKED,
     RETURN_FOLLOW_UP,
     TICKET_ID,
     TRACKING,
@@ -49,6 +50,7 @@ from corecraft.world.fidelity import (
     symptom_problems,
     ticket_problems,
     ticket_state_problems,
+    told_products,
 )
 from corecraft.world.rules import TRACKING_FORMATS, business_days_after, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
@@ -144,6 +146,12 @@ class Records:
         """The refunds on ``order_id`` made by ``when``, oldest first."""
         return sorted((x for x in self.refunds_of.get(order_id or "", []) if x["created_at"] <= when),
                       key=lambda x: (x["created_at"], x["id"]))
+
+    def duration_problems(self, text: str, when: datetime, order_id: str | None) -> list[str]:
+        """:func:`duration_problems` of ``text`` about ``order_id``'s records at ``when``."""
+        refunds = [x["processed_at"] for x in self.refunds_of.get(order_id or "", []) if x["processed_at"]]
+        return duration_problems(text, when, self.tz, self.orders.get(order_id or ""),
+                                 self.shipment_of.get(order_id or ""), self.payment_of.get(order_id or ""), refunds)
 
     def held(self, ticket: Row) -> list[Row]:
         """The customer's parts a ticket is about: its order's lines and its (or its order's) build's parts."""
@@ -507,13 +515,15 @@ def build_dates(r: Records) -> list[Finding]:
 
 
 def text_durations(r: Records) -> list[Finding]:
-    """Durations and dates quoted in tickets and Slack agree with the records they are about."""
+    """Durations and dates quoted in tickets and Slack agree with the records they are about (a ticket about
+    no order: with one of its customer's earlier orders)."""
     found = []
     for entity_id, text, when, order_id in r.texts():
-        order = r.orders.get(order_id or "")
-        refunds = [x["processed_at"] for x in r.refunds_of.get(order_id or "", []) if x["processed_at"]]
-        found += [Finding("text_durations", entity_id, problem) for problem in duration_problems(
-            text, when, r.tz, order, r.shipment_of.get(order_id or ""), r.payment_of.get(order_id or ""), refunds)]
+        ticket = r.tickets.get(entity_id)
+        quoted = [o["id"] for o in r.orders.values() if o["customer_id"] == ticket["customer_id"]
+                  and o["created_at"] < when] if ticket is not None and order_id is None else []
+        found += [Finding("text_durations", entity_id, problem) for problem in min(
+            (r.duration_problems(text, when, about) for about in [order_id, *quoted]), key=len)]
     return found
 
 
@@ -864,6 +874,12 @@ def slack_raw_ids(r: Records) -> list[Finding]:
             for msg in r.messages.values() for hit in RAW_ID.findall(msg["text"])]
 
 
+def ticket_raw_ids(r: Records) -> list[Finding]:
+    """Customers write in words too: a ticket names "USPS Ground", never the ``usps_ground`` id."""
+    return [Finding("ticket_raw_ids", t["id"], f"writes the raw id {hit!r}")
+            for t in r.tickets.values() for hit in RAW_ID.findall(f"{t['subject']}\n{t['body']}")]
+
+
 def slack_sentence_repeats(r: Records) -> list[Finding]:
     """A sentence (``said_sentences``: a policy reminder, a question) is posted once: the same words from
     several people on several days read as a template, unless the later one replies to the first."""
@@ -965,6 +981,63 @@ def refund_line_fit(r: Records) -> list[Finding]:
     return found
 
 
+def ticket_stories(r: Records) -> list[Finding]:
+    """Tickets on one order tell one story of each item: a later ticket does not tell another of an item an
+    earlier return ticket on the order told one of (unless it follows up on that return or quotes the ticket)."""
+    found = []
+    for t in r.tickets.values():
+        text = f"{t['subject']}\n{t['body']}"
+        told = told_products(t, text, r.tickets_of.get(t["order_id"] or "", []),
+                             lambda e: [p["id"] for p in r.named_products(f"{e['subject']}\n{e['body']}")])
+        found += [Finding("ticket_stories", t["id"], f"tells another story of {p['id']} than an earlier return "
+                          "ticket on its order") for p in r.named_products(text) if p["id"] in told]
+    return found
+
+
+def restocking_fees(r: Records) -> list[Finding]:
+    """A return refund takes the restocking fee as its ticket tells the item's condition (``item_condition``):
+    none on an item it says is unopened (or dead, or our mistake), the fee on one it says was opened."""
+    found = []
+    pct = r.policy.restocking_fee_pct / 100
+    for ref in r.refunds.values():
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        if ref["reason"] != "return" or ticket is None or len(ref["lines"]) != 1:
+            continue
+        line = next(ln for ln in r.lines[ticket["order_id"]] if ln["id"] == ref["lines"][0]["order_line_id"])
+        if r.products[line["product_id"]]["category"] not in r.policy.restocking_fee_categories:
+            continue
+        order = r.orders[ticket["order_id"]]
+        price = line["unit_price"] * ref["lines"][0]["quantity"]
+        paid = price * (1 - order["discount"] / order["subtotal"]) if order["subtotal"] else price
+        text = f"{ticket['subject']}\n{ticket['body']}"
+        opened = r.rules.item_condition.opened(text, abs(ref["amount"] - (paid - price * pct)) < 0.011)
+        taken = abs(ref["amount"] - (paid - price * pct)) < 0.011
+        said = [res["id"] for res in r.resolutions.values() if res["refund_id"] == ref["id"]
+                and (RESTOCKED in res["details"]) != taken]
+        found += [Finding("restocking_fees", res_id, f"{'does not say' if taken else 'says'} the restocking fee was "
+                          f"withheld from {ref['id']}, which it {'was' if taken else 'was not'}") for res_id in said]
+        if opened and abs(ref["amount"] - paid) < 0.011:
+            found.append(Finding("restocking_fees", ref["id"], f"refunds ${ref['amount']:.2f} in full, but "
+                                 f"{ticket['id']} says the item was opened: the restocking fee applies"))
+        elif not opened and abs(ref["amount"] - (paid - price * pct)) < 0.011:
+            found.append(Finding("restocking_fees", ref["id"], f"takes the restocking fee (${price * pct:.2f}), but "
+                                 f"{ticket['id']} says the item is unopened, dead or not what was ordered"))
+    return found
+
+
+def refund_units(r: Records) -> list[Finding]:
+    """A return refunds the units its ticket speaks of: one, unless it speaks of several (``several_units``)."""
+    found = []
+    for ref in r.refunds.values():
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        if ref["reason"] != "return" or ticket is None:
+            continue
+        several = re.search(r.rules.several_units, f"{ticket['subject']}\n{ticket['body']}", re.IGNORECASE)
+        found += [Finding("refund_units", ref["id"], f"refunds {ln['quantity']} units of {ln['order_line_id']}, but "
+                          f"{ticket['id']} speaks of one") for ln in ref["lines"] if ln["quantity"] > 1 and not several]
+    return found
+
+
 def escalation_fit(r: Records) -> list[Finding]:
     """An escalation's type and notes stand on the facts: a policy exception is asked for (or a return is
     past the customer's window), a permission escalation is about money asked back on an order worth more
@@ -1030,6 +1103,13 @@ def resolution_details(r: Records) -> list[Finding]:
         if fitting and not any(f in res["details"] for f in fitting):
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
                                  f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
+        found += [Finding("resolution_details", res["id"], f"speaks of {name.replace('_', ' ')} but {t['id']} "
+                          f"({t['subject']!r}) is not about it") for name, topic in r.rules.detail_topics.items()
+                  if re.search(topic.pattern, res["details"]) and not topic.fits(f"{t['subject']}\n{t['body']}", True)]
+        promise = r.rules.replacement_promise
+        if re.search(promise.approval, res["details"]) and promise.pending not in res["details"]:
+            found.append(Finding("resolution_details", res["id"], "approves a replacement without saying its order "
+                                 f"follows once the unit is back ({promise.pending!r})"))
         if SHIPPED_REPLACEMENT.search(res["details"]):
             found.append(Finding("resolution_details", res["id"], "says a replacement shipped, but no order "
                                  "records a replacement"))
@@ -1061,11 +1141,11 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
-    spec_claims, ticket_references, ticket_counts, refund_line_fit,
+    spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees, refund_units,
     escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
-    slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
+    slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats, ticket_raw_ids,
     ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -10,8 +11,10 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.fidelity import (
+    CARRIER_LABELS,
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
+    RESTOCKED,
     RETURN_FOLLOW_UP,
     count_problems,
     days_past_window,
@@ -22,6 +25,7 @@ from corecraft.world.fidelity import (
     reference_problem,
     status_problems,
     symptom_problems,
+    told_products,
     with_real_counts,
     with_real_specs,
 )
@@ -48,6 +52,11 @@ class _TicketStory:
     refunds_before: list[dict[str, Any]] = field(default_factory=list)
     excluded: set[str] = field(default_factory=set)
     """Products the text may not name (already returned and refunded)."""
+
+
+def _named(ticket: dict[str, Any]) -> list[str]:
+    """The product a generated ticket's text names (none: an empty list)."""
+    return [ticket["_named"]] if ticket.get("_named") else []
 
 
 @dataclass
@@ -223,6 +232,8 @@ class SupportMixin(GeneratorBase):
         if fixed and not names_product:
             return None
         excluded = set() if RETURN_FOLLOW_UP.search(template) else story.excluded
+        quoting_ticket = template.replace("{ticket_id}", references[-1]["id"] if references else "")
+        excluded = excluded | told_products(t, quoting_ticket, story.earlier_tickets, _named)
         if rules.prospective(template):  # a part they may get is not one they hold
             excluded = excluded | {p["id"] for p in story.held}
         if names_product and ((allowed is not None and product["category"] not in allowed)
@@ -239,14 +250,18 @@ class SupportMixin(GeneratorBase):
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
             share = rng.uniform(0.03, 0.1)
             values["amount"] = values.get("refund_amount") or f"{product['price'] * share:.2f}"
-        if story.order is None and "{order_id}" in template:
+        quoting = template.format(**{"tier": "", **values})
+        claims = [(pattern, kind) for pattern, kind in DURATION_CLAIMS if pattern.search(quoting)]
+        measured, measured_ship, payment = story.order, story.ship, story.payment
+        if story.order is None and ("{order_id}" in template or claims):  # one of the customer's orders
             if not story.own_orders:
                 return None
-            quoted = rng.choice(story.own_orders)
-            quoted_ship = ships.get(quoted["id"]) or {}
-            values.update(order_id=quoted["id"], amount=f"{quoted['total']:.2f}",
-                          carrier=quoted_ship.get("carrier", quoted["shipping_method"]),
-                          tracking=quoted_ship.get("tracking_number", "not yet assigned"))
+            measured = rng.choice(story.own_orders)
+            measured_ship, payment = ships.get(measured["id"]), None
+            values.update(order_id=measured["id"], amount=f"{measured['total']:.2f}",
+                          carrier=(measured_ship or {}).get("carrier", measured["shipping_method"]),
+                          tracking=(measured_ship or {}).get("tracking_number", "not yet assigned"))
+        values["carrier"] = CARRIER_LABELS.get(values["carrier"], values["carrier"])  # as people write it
         if "{ticket_id}" in template:
             if not references:
                 return None
@@ -257,12 +272,11 @@ class SupportMixin(GeneratorBase):
             if story.customer["loyalty_tier"] == "none":
                 return None
             values["tier"] = story.customer["loyalty_tier"]
-        for pattern, kind in DURATION_CLAIMS:
-            if story.order is None or not pattern.search(template.format(**values)):
-                continue
-            actual = measure(kind, t["created_at"], self.tz, story.order, story.ship, story.payment, [])
-            if isinstance(actual, float):
-                values["days"] = max(1, round(actual * 5 / 7 if "business" in pattern.pattern else actual))
+        for pattern, kind in claims:
+            actual = None if measured is None else measure(kind, t["created_at"], self.tz, measured, measured_ship,
+                                                           payment, [])
+            if isinstance(actual, float):  # two at least: nobody writes "1 days" (off by more: the claim fails)
+                values["days"] = max(2, round(actual * 5 / 7 if "business" in pattern.pattern else actual))
             elif actual is not None:
                 values["date"] = actual.isoformat()
         text = with_real_counts(with_real_specs(template.format(**values), story.held, rules), story.items)
@@ -276,7 +290,7 @@ class SupportMixin(GeneratorBase):
                 or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
                                    story.refunds_before, rules, story.earlier_tickets) \
                 or count_problems(text, story.items) \
-                or duration_problems(text, t["created_at"], self.tz, story.order, story.ship, story.payment, []):
+                or duration_problems(text, t["created_at"], self.tz, measured, measured_ship, payment, []):
             return None
         return _TicketText(subject, body, product["id"] if names_product else None)
 
@@ -322,6 +336,7 @@ class SupportMixin(GeneratorBase):
                     returned.add(refund.pop("_line")["id"])
                 if refund is not None and refund["lines"]:
                     self.name_refunded_item(t, products[line_product[refund["lines"][0]["order_line_id"]]], ships)
+                    self.restock(refund, t)  # the text as rewritten says how many, and in what condition
                 if refund is not None and order is not None and payment is not None:  # a refund has both
                     approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
                         e for e in self.rows[m.Employee] if e["department"] == "billing"
@@ -394,17 +409,37 @@ class SupportMixin(GeneratorBase):
 
     def drop_refunded_items(self, t: dict[str, Any], before: list[dict[str, Any]], line_product: dict[str, str],
                             ships: dict[str, dict[str, Any]], products: dict[str, dict[str, Any]]) -> None:
-        """A ticket does not complain about an item already returned and refunded: it names another."""
+        """A ticket does not complain about an item already returned and refunded (it names another), nor tells
+        another story of an item an earlier return ticket told one of, nor says of its order what the refunds
+        made untrue ("still no refund")."""
         gone = {line_product[ln["order_line_id"]] for x in before for ln in x["lines"]}
         story = t["_text"][1]
         story.refunds_before, story.excluded = before, gone
         kept = {p["category"] for p in story.lines if p["id"] not in gone}
-        stale = symptom_problems(f"{t['subject']}\n{t['body']}", [], kept, self.seeds.fidelity) if not t["_named"] else []
-        if (t["_named"] in gone or stale) and t["type"] != "billing" \
-                and not RETURN_FOLLOW_UP.search(f"{t['subject']}\n{t['body']}"):
+        text = f"{t['subject']}\n{t['body']}"
+        stale = symptom_problems(text, [], kept, self.seeds.fidelity) if not t["_named"] else []
+        told = told_products(t, text, story.earlier_tickets, _named)
+        if ((t["_named"] in gone or stale) and t["type"] != "billing" and not RETURN_FOLLOW_UP.search(text)) \
+                or t["_named"] in told \
+                or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
+                                   before, self.seeds.fidelity, story.earlier_tickets):
             phrase = t["_text"][0]
             self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-kept", t["id"]),
                                    ships, products[t["_named"]] if t["_named"] else t["_text"][2], first=phrase)
+
+    def restock(self, refund: dict[str, Any], t: dict[str, Any]) -> None:
+        """A return's units (one, unless the ticket speaks of several) and amount by the handbook's rule: what was
+        paid for them, less 15% of their price when the item was opened (as the ticket says, else as drawn at
+        inspection) and is of a restocking-fee category."""
+        unit_price, quantity, paid_share, left, fee_category, drawn = refund["_return"]
+        text = f"{t['subject']}\n{t['body']}"
+        several = re.search(self.seeds.fidelity.several_units, text, re.IGNORECASE) is not None
+        refund["lines"][0]["quantity"] = quantity if several else 1  # the units the ticket speaks of
+        line_total = unit_price * refund["lines"][0]["quantity"]
+        opened = fee_category and self.seeds.fidelity.item_condition.opened(text, drawn)
+        fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
+        refund["amount"] = min(money(line_total * (paid_share - fee_share)), left)
+        refund["_restocked"] = opened
 
     def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
                 ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
@@ -426,15 +461,14 @@ class SupportMixin(GeneratorBase):
                 line = rng.choice([ln for ln in lines_by_order[o["id"]] if ln["id"] not in returned] or [drawn])
                 roll = rng.random()
             category = products[line["product_id"]]["category"]
-            line_total = line["unit_price"] * line["quantity"] if line["id"] not in returned else 0.0
+            unit_price = line["unit_price"] if line["id"] not in returned else 0.0
             paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
-            opened = category in fee_categories and roll < 0.4
-            fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
-            # The handbook's rule: what was paid for the line, less 15% of the line's price.
-            amount = min(money(line_total * (paid_share - fee_share)), left)
-            if amount > 0:
-                return "refund_issued", {"payment_id": p["id"], "amount": amount, "reason": "return",
-                                         "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}]}
+            refund = {"payment_id": p["id"], "reason": "return",
+                      "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}],
+                      "_return": (unit_price, line["quantity"], paid_share, left, category in fee_categories, roll < 0.4)}
+            self.restock(refund, t)
+            if refund["amount"] > 0:
+                return "refund_issued", refund
         if kind == "shipping" and usable and o["shipping_cost"] > 0:
             ship = ships.get(o["id"])
             if ship and ship["delivered_at"] and ship["eta"] and ship["delivered_at"] > ship["eta"] \
@@ -483,11 +517,14 @@ class SupportMixin(GeneratorBase):
             "case": "reseating the front-panel headers and cables",
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
         texts = {
-            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']})." if refund else "."),
-            "replacement_sent": "Replacement approved; it ships from the nearest warehouse with stock once returns logs "
-                                "the RMA. Customer to return the faulty one with the prepaid label.",
+            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}"
+                                                          f"{RESTOCKED if refund.get('_restocked') else ''})."
+                                                          if refund else "."),
+            "replacement_sent": "Replacement approved; the replacement order is placed once returns logs the returned "
+                                "unit and ships from the nearest warehouse with stock. Customer to return the faulty one "
+                                "with the prepaid label.",
             "troubleshooting_steps": f"Walked the customer through {steps}; issue resolved.",
-            "recommendation_provided": "Recommended compatible parts and confirmed PSU headroom for the build.",
+            "recommendation_provided": "Recommended compatible parts for what the customer asked about.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
             "no_action": "Sent the return instructions; the refund follows once the item arrives and is inspected."
             if t["type"] == "return" else "No action needed; explained the situation to the customer.",
