@@ -202,6 +202,14 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                    "Please refund the RAM line today.", False, "forbidden 'refund the ram line'"),
     "denial_then_statement_is_forbidden": ({"not_contains": ["refund the ram line"]},
                                            "Do not wait: refund the RAM line now.", False, "forbidden"),
+    # Regression (blind round 6): a complete list written "tick-250830-902, 250830-901, ... and 250915-902"
+    # failed `contains` on every id after the first; a bare id on its own, or after another kind of id, is not one.
+    "abbreviated_id_list_met": ({"contains": ["tick-250906-901", "tick-250915-902"]},
+                                "The 14 are tick-250830-902, 250906-901 and 250915-902.", True, ""),
+    "bare_id_alone_not_met": ({"contains": ["tick-250906-901"]}, "See 250906-901 for the details.", False,
+                              "lacks 'tick-250906-901'"),
+    "other_kind_of_id_not_met": ({"contains": ["tick-250906-901"]}, "Orders ord-250830-902, 250906-901.", False,
+                                 "lacks 'tick-250906-901'"),
     # Regression (task authoring): "I haven't waived the fee" denies the forbidden phrase.
     "perfect_tense_denial_is_not_stated": ({"not_contains": ["waived the fee"]},
                                            "I haven't waived the fee; it stays at $30.", True, ""),

@@ -16,7 +16,15 @@ from typing import Any
 
 from corecraft.grading.diff import TableDiff, world_diff
 from corecraft.grading.figures import Figure, conflicts
-from corecraft.grading.reply import Reading, asserts, echoed_share, has_sentence, mentions_name, tool_payload_in
+from corecraft.grading.reply import (
+    Reading,
+    asserts,
+    echoed_share,
+    has_sentence,
+    mentions_name,
+    tool_payload_in,
+    with_full_ids,
+)
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import (
     ArgFormat,
@@ -163,7 +171,7 @@ def tool_not_called(c: ToolNotCalled, ev: Evidence) -> Outcome:
 
 
 def _normalise(text: str, case_sensitive: bool) -> str:
-    text = " ".join(text.split())
+    text = " ".join(with_full_ids(text).split())
     return text if case_sensitive else text.lower()
 
 

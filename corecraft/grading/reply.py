@@ -65,6 +65,16 @@ _DATE = re.compile(
 _LEAP_YEARS = (datetime(2000, 1, 1), datetime(2004, 1, 1))  # two defaults: a year-less span parses differently
 
 
+_ID_LIST = re.compile(r"\b([a-z]{2,5})-(\d{6}-\d{3})((?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*/\s*)\d{6}-\d{3}\b)+)")
+_BARE_ID = re.compile(r"\d{6}-\d{3}")
+
+
+def with_full_ids(text: str) -> str:
+    """``text`` with the ids of an abbreviated list written out: in "tick-250830-902, 250830-901 and
+    250831-901" the bare ids after the first take its prefix, as a reader takes them."""
+    return _ID_LIST.sub(lambda m: f"{m[1]}-{m[2]}" + _BARE_ID.sub(lambda b: f"{m[1]}-{b[0]}", m[3]), text)
+
+
 def clean(text: str) -> str:
     """NFKC-normalised text (full-width digits, non-breaking spaces, ligatures made plain)."""
     return unicodedata.normalize("NFKC", text)
