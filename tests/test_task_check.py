@@ -170,10 +170,10 @@ SETUP_RECORDS = {
     "saturday_pickup": (_scans(LABEL, '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
                                shipped_at="2025-02-15T09:00:00-05:00"),
                         "is picked up on Saturday (2025-02-15)"),
-    "holiday_pickup": (_scans('{ts: "2024-12-24T15:00:00-05:00", status: label_created, location: "Edison, NJ"}',
-                              '{ts: "2024-12-25T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
-                              shipped_at="2024-12-25T09:00:00-05:00"),
-                       "is picked up on Christmas Day (2024-12-25)"),
+    "holiday_pickup": (_scans('{ts: "2025-05-23T15:00:00-04:00", status: label_created, location: "Edison, NJ"}',
+                              '{ts: "2025-05-26T09:00:00-04:00", status: picked_up, location: "Edison, NJ"}',
+                              shipped_at="2025-05-26T09:00:00-04:00"),
+                       "is picked up on Memorial Day (2025-05-26)"),
     "future_scan": (_scans(LABEL, PICKUP, '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Albany, NY"}'),
                     "has a 'delivered' scan at 2030-01-07T14:00:00-05:00, after the world's now"),
     "ship_date_not_pickup": (_scans(LABEL, '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}'),
@@ -182,6 +182,9 @@ SETUP_RECORDS = {
                                      PICKUP),
                               "has a 'label_created' scan at 2025-02-13T14:48:00-06:00, not in the world's offset for "
                               "that day (2025-02-13T15:48:00-05:00)"),
+    "label_before_order": (_scans('{ts: "2025-02-13T14:00:00-05:00", status: label_created, location: "Edison, NJ"}',
+                                  PICKUP),
+                           "has its first scan at 2025-02-13T14:00:00-05:00, before its order ord-250213-001 was placed"),
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-901 is inserted resolved without a "
                                                    "Resolution"),
@@ -197,6 +200,9 @@ SETUP_RECORDS = {
                      "has phone (684) 867-6219, which cust-0001 also has"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
+    "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
+                            "city: Columbus, state: OH, zip: '45701'}]}}",
+                            "addresses zip 45701 is not a Columbus zip code"),
     "invented_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
                       "city: Port Kristin, state: OR, zip: '97211'}]}}",
                       "addresses is in Port Kristin, OR, not a city of OR"),

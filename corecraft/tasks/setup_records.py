@@ -1,14 +1,15 @@
 """A task's setup rows held to the world's own rules, as ``corecraft tasks check`` reads them.
 
 A setup Shipment row (inserted, or a seeded one updated) must read like a carrier's: its scans start with
-``label_created``, each scan is written in the world's UTC offset of its day, no scan is after the world's
-now, it is picked up on a carrier business day (:func:`~corecraft.world.rules.is_business_day` with
-``carrier_holidays`` from ``seeds/policy.yaml``) at the instant of its ``shipped_at`` (the ship date is the
-pickup), and its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`,
-the generator's). A SupportTicket inserted ``resolved`` or ``closed`` has its Resolution, as every generated
-one does. A setup Customer's phone is no placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``)
-and no other customer's, seeded or set up. Each row is judged as it stands in the world after the setup, so
-an update is judged with the seeded fields it keeps.
+``label_created``, no earlier than its order was placed, each scan is written in the world's UTC offset of
+its day, no scan is after the world's now, it is picked up on a carrier business day
+(:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from ``seeds/policy.yaml``) at the
+instant of its ``shipped_at`` (the ship date is the pickup), and its tracking number is in its carrier's
+format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A SupportTicket inserted
+``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
+placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``) and no other customer's, seeded or set up.
+Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
+it keeps.
 """
 
 from __future__ import annotations
@@ -63,10 +64,13 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         first = events[0].get("status") if events else None
         out.append(("events", f"has scans starting with {first!r}, not 'label_created' (a carrier's first scan "
                               "is the label)"))
+    order = db.fetch(world.conn, models.Order, str(row["order_id"]), world.tz)
+    if events and order is not None and _moment(events[0]["ts"], world) < _moment(order["created_at"], world):
+        out.append(("events", f"has its first scan at {events[0]['ts']}, before its order {order['id']} was placed "
+                              f"({order['created_at']}): a label is printed for an order"))
     holidays = seeds.policy.carrier_holidays
     for event in events:
-        written = datetime.fromisoformat(str(event["ts"]))
-        moment = written if written.tzinfo else written.replace(tzinfo=world.tz)
+        moment = _moment(event["ts"], world)
         local = moment.astimezone(world.tz)
         if moment.utcoffset() != local.utcoffset():
             out.append(("events", f"has a {event.get('status')!r} scan at {event['ts']}, not in the world's offset "
@@ -89,6 +93,12 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         out.append(("tracking_number", f"has tracking number {number}, not in {carrier}'s format "
                                        f"({shape}, # a digit)"))
     return out
+
+
+def _moment(written: object, world: World) -> datetime:
+    """A timestamp as written in a setup row (a naive one is in world time)."""
+    moment = datetime.fromisoformat(str(written))
+    return moment if moment.tzinfo else moment.replace(tzinfo=world.tz)
 
 
 def _phone_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[str]:

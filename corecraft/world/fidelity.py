@@ -368,8 +368,8 @@ class Fidelity(_Data):
         return re.search(self.prospective_product, text) is not None
 
     def address_problem(self, address: dict[str, Any]) -> str | None:
-        """What is wrong with a postal address (None: nothing): one of our states, a zip of that state and a
-        real city of that state (``cities``)."""
+        """What is wrong with a postal address (None: nothing): one of our states, a real city of that state
+        (``cities``) and a zip of that city (one of its three-digit prefixes)."""
         state, zip_code = address.get("state"), str(address.get("zip"))
         ranges = self.zip_prefixes.get(str(state))
         if ranges is None:
@@ -380,6 +380,9 @@ class Fidelity(_Data):
         city = str(address.get("city"))
         if city not in self.cities.get(str(state), {}):
             return f"is in {city}, {state}, not a city of {state} (cities in seeds/fidelity.yaml)"
+        prefixes = self.cities[str(state)][city]
+        if int(zip_code[:3]) not in prefixes:
+            return f"zip {zip_code} is not a {city} zip code (prefixes {', '.join(f'{p:03d}' for p in prefixes)})"
         return None
 
     def is_placeholder_phone(self, phone: str) -> bool:

@@ -96,6 +96,7 @@ class GeneratorBase:
             "amount": f"{order['total']:.2f}", "days": self.rng.randint(2, 12),
             "employee": self.rng.choice(self.rows[m.Employee])["name"].split()[0],
             "warehouse": self.rng.choice(WAREHOUSES), "date": when.astimezone(self.tz).date().isoformat(),
+            "tier": customer["loyalty_tier"],
         }
 
     def launched(self, product: dict[str, Any], when: datetime) -> bool:
