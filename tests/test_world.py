@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "c9942c8143e89da56e9900375a0bb7f0a543c4c8fae6bf7d42c57ef32b61e5bc"
+DEFAULT_WORLD_HASH = "06ce13021f7056ae5d288bb2e8990ae615b6bbea0a59458c7be77613bcbe649d"
 
 
 @pytest.mark.slow

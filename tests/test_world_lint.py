@@ -811,6 +811,19 @@ def test_resolution_details_flags_psu_headroom_on_a_memory_question(world: World
     assert [f.message for f in found] == [f"speaks of psu headroom but {ticket} ('RAM') is not about it"]
 
 
+def test_resolution_details_flags_a_delivered_but_missing_parcel_closed_with_no_action(world: World) -> None:
+    """Blind round 6: "tracking says delivered but nothing here" was resolved "No action needed; explained the
+    situation", where the KB sends it to fulfillment for a carrier claim."""
+    res, ticket = pick(world, "resolution_details", "SELECT r.id, t.id FROM resolution r JOIN supportticket t "
+                       "ON t.id = r.ticket_id WHERE t.type = 'shipping' AND r.outcome = 'no_action' ORDER BY r.id")
+    found = injected(world, "resolution_details", res,
+                     ("UPDATE supportticket SET body = 'Tracking says delivered but nothing here. Checked with neighbors.' "
+                      "WHERE id = ?", (ticket,)),
+                     ("UPDATE resolution SET details = ? WHERE id = ?",
+                      (f"[{ticket}] No action needed; explained the situation to the customer.", res)))
+    assert [f.entity_id for f in found] == [res] and "no action needed" in found[0].message.lower(), found
+
+
 def test_slack_kb_edits_flags_a_table_update_months_after_the_article(world: World) -> None:
     message, ts = pick(world, "slack_kb_edits", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
     day = db.decode_datetime(ts, world.tz).astimezone(world.tz).date().isoformat()
