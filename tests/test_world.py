@@ -162,7 +162,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "06ce13021f7056ae5d288bb2e8990ae615b6bbea0a59458c7be77613bcbe649d"
+DEFAULT_WORLD_HASH = "96d318fa2ef180d5815e0c3dcc4cf66f0652b1985b600d734784d250a4a99149"
 
 
 @pytest.mark.slow
