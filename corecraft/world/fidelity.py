@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
@@ -131,6 +132,23 @@ class Handling:
     refunds: Sequence[Row]
 
 
+def ticket_handlings(ticket_ids: Iterable[str], resolutions: Iterable[Row], escalations: Iterable[Row],
+                     refunds: Iterable[Row]) -> dict[str, Handling]:
+    """How each ticket (by id) was handled: its first resolution, its escalations and the refunds made on it,
+    each in time order."""
+    first: dict[str, Row] = {}
+    for res in sorted(resolutions, key=lambda x: x["created_at"], reverse=True):
+        first[res["ticket_id"]] = res
+    escalated: dict[str, list[Row]] = defaultdict(list)
+    for esc in sorted(escalations, key=lambda x: x["created_at"]):
+        escalated[esc["ticket_id"]].append(esc)
+    refunded: dict[str, list[Row]] = defaultdict(list)
+    for refund in sorted(refunds, key=lambda x: x["created_at"]):
+        if refund["ticket_id"]:
+            refunded[refund["ticket_id"]].append(refund)
+    return {t: Handling(first.get(t), escalated.get(t, []), refunded.get(t, [])) for t in ticket_ids}
+
+
 class TicketState(_Data):
     """What a Slack line says of the handling of the ticket it names, as of the message: someone handled it
     (it is not left ``new``), it is resolved or still open, escalated or not (to ``destination``), a refund
@@ -244,13 +262,13 @@ class Fidelity(_Data):
     slack_claims: dict[str, SlackClaim]
     slack_ticket_topics: dict[str, TicketTopic]
     slack_ticket_states: dict[str, TicketState]
+    """What Slack may say of a named ticket's handling (closed by, picked up by, still open, escalated)."""
     slack_stances: dict[str, list[str]]
+    """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
     hardware_faults: str
     """Faults Slack reports a test or fix on (a regex, case-insensitive)."""
     hardware_tests: dict[str, HardwareTest]
     """Tests and fixes, each with the faults it finds: a line naming a test and a fault names one that finds it."""
-    """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
-    """What Slack may say of a named ticket's handling (closed by, picked up by, still open, escalated)."""
     standing_rule: str
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
     stale_date_claim: str
@@ -306,11 +324,11 @@ class Fidelity(_Data):
     """What a resolution's details may claim only of a ticket about it (``pattern`` in the details, ``ticket``
     in the ticket's text): PSU headroom for a build, a GPU or a PSU."""
     replacement_promise: ReplacementPromise
+    """A resolution approving a replacement says the replacement order follows once the unit is back."""
     item_condition: ItemCondition
+    """What a return ticket says of the item's condition, which decides the restocking fee."""
     several_units: str
     """Words of a return ticket about several units of its item (a regex): else it returns one."""
-    """What a return ticket says of the item's condition, which decides the restocking fee."""
-    """A resolution approving a replacement says the replacement order follows once the unit is back."""
 
     def thread_topics_of(self, text: str) -> set[str]:
         """The ``thread_topics`` ``text`` is about."""
@@ -631,8 +649,11 @@ def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
 RETURN_FOLLOW_UP = re.compile(r"for returned|shipped the .{1,80}? back|I returned the", re.IGNORECASE)
 """Words of a ticket that follows up on an item already sent back (it may name a refunded item)."""
 
-RESTOCKED = ", less the 15% restocking fee"
-"""What a return refund's resolution adds when the restocking fee was withheld (the KB: record the fee)."""
+def restocked(pct: float) -> str:
+    """What a return refund's resolution adds when the restocking fee (``pct`` percent) was withheld (the KB:
+    record the fee)."""
+    return f", less the {pct:g}% restocking fee"
+
 
 STORY_TICKET_TYPES = ("return", "troubleshooting", "order_issue")
 """Ticket types that tell a story of an item (why it goes back, what is wrong with it, what came instead)."""

@@ -22,12 +22,10 @@ from corecraft.world.compat import build_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
     RAW_ID,
-    RESTOCKED,
     RETURN_FOLLOW_UP,
     TICKET_ID,
     TRACKING,
     Fidelity,
-    Handling,
     OrderStory,
     assigned_warehouse,
     category_problems,
@@ -43,11 +41,13 @@ from corecraft.world.fidelity import (
     price_at,
     price_drops,
     reference_problem,
+    restocked,
     rule_shape,
     spec_problems,
     stale_dates,
     status_problems,
     symptom_problems,
+    ticket_handlings,
     ticket_problems,
     ticket_state_problems,
     told_products,
@@ -107,6 +107,11 @@ class Records:
             self.parts.setdefault(part["build_id"], []).append(part["product_id"])
         self.payment_of = {p["order_id"]: p for p in self.payments.values()}
         self.shipment_of = {s["order_id"]: s for s in self.shipments.values()}
+        self.orders_of_customer: dict[str, list[Row]] = {}
+        for o in self.orders.values():
+            self.orders_of_customer.setdefault(o["customer_id"], []).append(o)
+        self.first_names = {e: row["name"].split()[0] for e, row in self.employees.items()}
+        """Employees' first names by id (how Slack names a colleague)."""
         self.tickets_of: dict[str, list[Row]] = {}
         for t in self.tickets.values():
             if t["order_id"]:
@@ -520,8 +525,8 @@ def text_durations(r: Records) -> list[Finding]:
     found = []
     for entity_id, text, when, order_id in r.texts():
         ticket = r.tickets.get(entity_id)
-        quoted = [o["id"] for o in r.orders.values() if o["customer_id"] == ticket["customer_id"]
-                  and o["created_at"] < when] if ticket is not None and order_id is None else []
+        quoted = [o["id"] for o in r.orders_of_customer.get(ticket["customer_id"], [])
+                  if o["created_at"] < when] if ticket is not None and order_id is None else []
         found += [Finding("text_durations", entity_id, problem) for problem in min(
             (r.duration_problems(text, when, about) for about in [order_id, *quoted]), key=len)]
     return found
@@ -634,10 +639,9 @@ def slack_claims(r: Records) -> list[Finding]:
     the message: the event, its carrier, warehouse, tracking number and amount, and who made a refund the
     author says they made (the ledger's approver); events no record can
     hold (interceptions, splits, lost parcels, ...) are never pinned on an order."""
-    first_names = {e: row["name"].split()[0] for e, row in r.employees.items()}
     return [Finding("slack_claims", msg["id"], problem) for msg in r.messages.values()
             for problem in claim_problems(msg["text"], msg["ts"], r.story(msg["text"]), r.rules, msg["author_id"],
-                                          first_names)]
+                                          r.first_names)]
 
 
 def brand_categories(r: Records) -> list[Finding]:
@@ -729,24 +733,14 @@ def slack_ticket_states(r: Records) -> list[Finding]:
     """What a Slack line says of a named ticket's handling (``slack_ticket_states``: closed by someone,
     picked up, still open, escalated) its records bear out at the message: a ticket nobody touched is not
     closed, the colleague named closed it (or holds it), and no line claims a resolution is missing."""
-    resolutions: dict[str, Row] = {}
-    for res in sorted(r.resolutions.values(), key=lambda x: x["created_at"], reverse=True):
-        resolutions[res["ticket_id"]] = res
-    escalations: dict[str, list[Row]] = {}
-    for esc in r.escalations.values():
-        escalations.setdefault(esc["ticket_id"], []).append(esc)
-    refunds: dict[str, list[Row]] = {}
-    for refund in r.refunds.values():
-        refunds.setdefault(refund["ticket_id"] or "", []).append(refund)
-    first_names = {e: row["name"].split()[0] for e, row in r.employees.items()}
+    handlings = ticket_handlings(r.tickets, r.resolutions.values(), r.escalations.values(), r.refunds.values())
     found = []
     for msg in r.messages.values():
         for ticket_id in dict.fromkeys(TICKET_ID.findall(msg["text"])):
             ticket = r.tickets.get(ticket_id)
             if ticket is not None:
                 found += [Finding("slack_ticket_states", msg["id"], problem) for problem in ticket_state_problems(
-                    msg["text"], msg["ts"], ticket, Handling(resolutions.get(ticket_id), escalations.get(ticket_id, []),
-                                                             refunds.get(ticket_id, [])), first_names, r.rules)]
+                    msg["text"], msg["ts"], ticket, handlings[ticket_id], r.first_names, r.rules)]
     return found
 
 
@@ -999,6 +993,7 @@ def restocking_fees(r: Records) -> list[Finding]:
     none on an item it says is unopened (or dead, or our mistake), the fee on one it says was opened."""
     found = []
     pct = r.policy.restocking_fee_pct / 100
+    note = restocked(r.policy.restocking_fee_pct)
     for ref in r.refunds.values():
         ticket = r.tickets.get(ref["ticket_id"] or "")
         if ref["reason"] != "return" or ticket is None or len(ref["lines"]) != 1:
@@ -1010,16 +1005,16 @@ def restocking_fees(r: Records) -> list[Finding]:
         price = line["unit_price"] * ref["lines"][0]["quantity"]
         paid = price * (1 - order["discount"] / order["subtotal"]) if order["subtotal"] else price
         text = f"{ticket['subject']}\n{ticket['body']}"
-        opened = r.rules.item_condition.opened(text, abs(ref["amount"] - (paid - price * pct)) < 0.011)
-        taken = abs(ref["amount"] - (paid - price * pct)) < 0.011
+        taken = abs(ref["amount"] - (paid - price * pct)) < CENT
+        opened = r.rules.item_condition.opened(text, taken)
         said = [res["id"] for res in r.resolutions.values() if res["refund_id"] == ref["id"]
-                and (RESTOCKED in res["details"]) != taken]
+                and (note in res["details"]) != taken]
         found += [Finding("restocking_fees", res_id, f"{'does not say' if taken else 'says'} the restocking fee was "
                           f"withheld from {ref['id']}, which it {'was' if taken else 'was not'}") for res_id in said]
-        if opened and abs(ref["amount"] - paid) < 0.011:
+        if opened and abs(ref["amount"] - paid) < CENT:
             found.append(Finding("restocking_fees", ref["id"], f"refunds ${ref['amount']:.2f} in full, but "
                                  f"{ticket['id']} says the item was opened: the restocking fee applies"))
-        elif not opened and abs(ref["amount"] - (paid - price * pct)) < 0.011:
+        elif not opened and taken:
             found.append(Finding("restocking_fees", ref["id"], f"takes the restocking fee (${price * pct:.2f}), but "
                                  f"{ticket['id']} says the item is unopened, dead or not what was ordered"))
     return found

@@ -32,6 +32,7 @@ from corecraft.world.fidelity import (
     rule_shape,
     stale_dates,
     symptom_problems,
+    ticket_handlings,
 )
 from corecraft.world.generation.base import GeneratorBase
 from corecraft.world.generation.indexes import Arrivals, ClaimIndex
@@ -146,25 +147,22 @@ class ChatterMixin(GeneratorBase):
         voices = self.seeds.fidelity.slack_voices
         employees = {e["id"]: e for e in self.rows[m.Employee]}
         rank = {e["id"]: voices.rank(e["title"]) for e in self.rows[m.Employee]}
+        # who an employee is to a line's voice: the line fits everyone of a rank and department alike
         kind = {e["id"]: (rank[e["id"]], e["department"]) for e in self.rows[m.Employee]}
-        """Who an employee is to a line's voice: the line fits everyone of a rank and department alike."""
+        # each channel's members' (rank, department) pairs, each with one member of it
         kinds = {c["id"]: {kind[e]: employees[e] for e in c["members"]} for c in channels}
-        """Each channel's members' (rank, department) pairs, each with one member of it."""
         pools = {c["id"]: bank.slack[c["name"][1:]] + bank.slack_reserve.get(c["name"][1:], []) for c in channels}
         authors_of = {c["id"]: frozenset(c["members"]) - ({actor} if c in work else set()) for c in channels}
-        quiet: set[str] = set()
-        """The channels whose every line is spent: a draw among them only is dropped without a look."""
+        quiet: set[str] = set()  # the channels whose every line is spent: a draw among them only is dropped
         spent_seen = 0
-        misses: dict[str, int] = defaultdict(int)
-        """How often each template was filled to no avail (``fresh_line`` retires it at :data:`TEMPLATE_MISSES`)."""
+        misses: dict[str, int] = defaultdict(int)  # fillings to no avail per template (retired at TEMPLATE_MISSES)
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
         said: set[str] = set()
         names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
         rules_said: set[str] = set()
         spent: set[str] = set()
-        stances: dict[tuple[str, str], int] = {}
-        """(question, author) -> the stance the author took on it (``slack_stances``): one person keeps one."""
+        stances: dict[tuple[str, str], int] = {}  # (question, author) -> the one stance the author took on it
         wanted = self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)
         for n in range(SLACK_DRAWS * wanted):  # a draw whose every channel has said all its fitting lines is dropped
             if len(messages) == wanted:
@@ -287,20 +285,14 @@ class ChatterMixin(GeneratorBase):
         ships = {s["order_id"]: s for s in self.rows[m.Shipment]}
         refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
-        refunds_on: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for refund in sorted(self.rows[m.Refund], key=lambda r: r["created_at"]):
             refunds_of[order_of_payment[refund["payment_id"]]].append(refund)
-            refunds_on[refund["ticket_id"] or ""].append(refund)
-        resolutions = {r["ticket_id"]: r for r in sorted(self.rows[m.Resolution], key=lambda r: r["created_at"],
-                                                         reverse=True)}
         tickets_of: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for t in self.rows[m.SupportTicket]:
             tickets_of[t["order_id"] or ""].append(t)
         escalated: dict[str, datetime] = {}
-        escalations: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for esc in sorted(self.rows[m.Escalation], key=lambda e: e["created_at"]):
             escalated.setdefault(esc["ticket_id"], esc["created_at"])
-            escalations[esc["ticket_id"]].append(esc)
         brands: dict[str, set[str]] = defaultdict(set)
         for product in products:
             brands[product["brand"]].add(product["category"])
@@ -312,8 +304,8 @@ class ChatterMixin(GeneratorBase):
                              {t["id"]: t for t in self.rows[m.SupportTicket]},
                              Arrivals(self.rows[m.SupportTicket], lambda t: t["created_at"]),
                              ClaimIndex(list(stories.values()), self.now),
-                             {t["id"]: Handling(resolutions.get(t["id"]), escalations[t["id"]], refunds_on[t["id"]])
-                              for t in self.rows[m.SupportTicket]},
+                             ticket_handlings((t["id"] for t in self.rows[m.SupportTicket]), self.rows[m.Resolution],
+                                              self.rows[m.Escalation], self.rows[m.Refund]),
                              {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]})
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,

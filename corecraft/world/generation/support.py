@@ -14,7 +14,6 @@ from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
-    RESTOCKED,
     RETURN_FOLLOW_UP,
     count_problems,
     days_past_window,
@@ -23,6 +22,7 @@ from corecraft.world.fidelity import (
     order_states,
     price_drops,
     reference_problem,
+    restocked,
     status_problems,
     symptom_problems,
     told_products,
@@ -250,7 +250,7 @@ class SupportMixin(GeneratorBase):
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
             share = rng.uniform(0.03, 0.1)
             values["amount"] = values.get("refund_amount") or f"{product['price'] * share:.2f}"
-        quoting = template.format(**{"tier": "", **values})
+        quoting = template.format(**values)
         claims = [(pattern, kind) for pattern, kind in DURATION_CLAIMS if pattern.search(quoting)]
         measured, measured_ship, payment = story.order, story.ship, story.payment
         if story.order is None and ("{order_id}" in template or claims):  # one of the customer's orders
@@ -516,9 +516,9 @@ class SupportMixin(GeneratorBase):
             "cooling": "remounting the cooler and checking its fan and pump headers",
             "case": "reseating the front-panel headers and cables",
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
+        fee = restocked(self.policy.restocking_fee_pct) if refund and refund.get("_restocked") else ""
         texts = {
-            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}"
-                                                          f"{RESTOCKED if refund.get('_restocked') else ''})."
+            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}{fee})."
                                                           if refund else "."),
             "replacement_sent": "Replacement approved; the replacement order is placed once returns logs the returned "
                                 "unit and ships from the nearest warehouse with stock. Customer to return the faulty one "
