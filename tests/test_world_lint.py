@@ -270,6 +270,26 @@ def test_order_compatibility_flags_mismatched_sockets(world: World) -> None:
     assert len(found) == 1 and "socket" in found[0].message
 
 
+def test_order_compatibility_flags_a_basket_of_two_platforms(world: World) -> None:
+    plain = ("SELECT o.id FROM \"order\" o WHERE NOT EXISTS (SELECT 1 FROM supportticket t WHERE t.order_id = o.id) "
+             "AND NOT EXISTS (SELECT 1 FROM orderline l JOIN product p ON p.id = l.product_id WHERE l.order_id = o.id "
+             "AND p.category IN ('cpu', 'motherboard', 'memory')) ORDER BY o.id")
+    order, = pick(world, "order_compatibility", plain)
+    amd, intel = one(world, "SELECT a.id, i.id FROM product a JOIN product i ON i.category = 'cpu' "
+                            "AND json_extract(i.specs, '$.socket') = 'LGA1851' WHERE a.category = 'cpu' "
+                            "AND json_extract(a.specs, '$.socket') = 'AM5' ORDER BY a.id, i.id LIMIT 1")
+    ddr4, = one(world, "SELECT id FROM product WHERE category = 'memory' AND json_extract(specs, '$.memory_type') = 'DDR4' "
+                       "ORDER BY id LIMIT 1")
+    insert = "INSERT INTO orderline (id, order_id, product_id, quantity, unit_price) VALUES (?, ?, ?, 1, 1.0)"
+    found = injected(world, "order_compatibility", order, (insert, (f"{order}-X1", order, amd)),
+                     (insert, (f"{order}-X2", order, intel)))
+    assert len(found) == 1 and "in one order" in found[0].message
+    order, = pick(world, "order_compatibility", plain)
+    found = injected(world, "order_compatibility", order, (insert, (f"{order}-X1", order, intel)),
+                     (insert, (f"{order}-X2", order, ddr4)))
+    assert len(found) == 1 and "DDR4 memory for a CPU that takes DDR5" in found[0].message
+
+
 def test_build_dates_flags_a_build_younger_than_its_order(world: World) -> None:
     order, build, created = pick(world, "build_dates", "SELECT id, build_id, created_at FROM \"order\" WHERE build_id IS NOT NULL "
                                        "ORDER BY id")

@@ -77,3 +77,27 @@ def build_problems(parts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             problem("psu_wattage", [cpu, gpu, psu],
                     f"PSU is {psu['specs']['wattage_w']} W; this CPU and GPU need at least {need} W")
     return problems
+
+
+def order_problems(parts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every platform problem among the parts of one order: the CPU, motherboard and memory lines
+    (other categories are ignored). Those of more than one category must work together as in a build
+    (:func:`build_problems`), and a basket holds one platform: every CPU and board on one socket, and
+    memory of a type the CPU takes when no board says otherwise. A customer buys parts for one PC, not
+    an AM5 and an LGA1851 chip, or DDR4 kits for a DDR5-only CPU."""
+    core = [p for p in parts if p["category"] in ("cpu", "motherboard", "memory")]
+    problems = build_problems(core) if len({p["category"] for p in core}) > 1 else []
+    sockets = [p for p in core if p["category"] in ("cpu", "motherboard")]
+    for other in sockets[1:]:
+        if other["specs"]["socket"] != sockets[0]["specs"]["socket"]:
+            problems.append({"rule": "one_socket", "parts": [sockets[0]["id"], other["id"]],
+                             "message": f"{sockets[0]['name']} ({sockets[0]['specs']['socket']}) and {other['name']} "
+                                        f"({other['specs']['socket']}) in one order"})
+    cpu = _first(core, "cpu")
+    if cpu and not _first(core, "motherboard"):
+        for stick in core:
+            if stick["category"] == "memory" and stick["specs"]["memory_type"] not in cpu["specs"]["memory_types"]:
+                problems.append({"rule": "cpu_memory", "parts": [cpu["id"], stick["id"]],
+                                 "message": f"{stick['specs']['memory_type']} memory for a CPU that takes "
+                                            f"{'/'.join(cpu['specs']['memory_types'])}"})
+    return problems

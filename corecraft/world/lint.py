@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from corecraft.world import db, models
-from corecraft.world.compat import build_problems
+from corecraft.world.compat import order_problems
 from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
     RAW_ID,
@@ -498,12 +498,11 @@ def price_adjustments(r: Records) -> list[Finding]:
 
 
 def order_compatibility(r: Records) -> list[Finding]:
-    """An order whose core parts cannot work together is not left looking fine: some ticket is about it."""
+    """An order whose core parts cannot work together (``order_problems``: as a build, and one platform per
+    basket) is not left looking fine: some ticket is about it."""
     found = []
     for order in r.orders.values():
-        core = [r.products[ln["product_id"]] for ln in r.lines.get(order["id"], [])
-                if r.products[ln["product_id"]]["category"] in ("cpu", "motherboard", "memory")]
-        problems = build_problems(core) if len({p["category"] for p in core}) > 1 else []
+        problems = order_problems([r.products[ln["product_id"]] for ln in r.lines.get(order["id"], [])])
         if problems and not any(t["type"] in ("return", "troubleshooting") for t in r.tickets_of.get(order["id"], [])):
             found.append(Finding("order_compatibility", order["id"],
                                  f"ships parts that cannot work together ({problems[0]['message']}) and no "
