@@ -2,7 +2,8 @@
 
 A setup Shipment row (inserted, or a seeded one updated) must read like a carrier's: its scans start with
 ``label_created``, no earlier than its order was placed, each scan is written in the world's UTC offset of
-its day, no scan is after the world's now, it is picked up on a carrier business day
+its day, no scan is after the world's now, it leaves from the warehouse ``kb-warehouse-network`` assigns
+(:func:`~corecraft.world.fidelity.origin_problem`, as lint's), it is picked up on a carrier business day
 (:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from ``seeds/policy.yaml``) at the
 instant of its ``shipped_at`` (the ship date is the pickup), and its tracking number is in its carrier's
 format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A SupportTicket inserted
@@ -21,6 +22,7 @@ from typing import Any
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import SetupInsert, SetupStep
 from corecraft.world import db, models
+from corecraft.world.fidelity import origin_problem
 from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
@@ -68,6 +70,13 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
     if events and order is not None and _moment(events[0]["ts"], world) < _moment(order["created_at"], world):
         out.append(("events", f"has its first scan at {events[0]['ts']}, before its order {order['id']} was placed "
                               f"({order['created_at']}): a label is printed for an order"))
+    if order is not None:
+        items = [db.fetch(world.conn, models.Product, product, world.tz) for product, in world.conn.execute(
+            f"SELECT product_id FROM {db.table(models.OrderLine)} WHERE order_id = ? ORDER BY id", (order["id"],))]
+        wrong = origin_problem(events, order["shipping_address"], [p for p in items if p is not None], seeds.fidelity,
+                               stock_then_unknown=True)
+        if wrong is not None:
+            out.append(("events", f"{wrong} (kb-warehouse-network)"))
     holidays = seeds.policy.carrier_holidays
     for event in events:
         moment = _moment(event["ts"], world)

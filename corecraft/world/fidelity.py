@@ -931,6 +931,20 @@ def assigned_warehouse(destination: str, items: Sequence[Row], rules: Fidelity) 
     return min(WAREHOUSE_OF_CITY, key=key)
 
 
+def origin_problem(events: Sequence[Row], address: Row, items: Sequence[Row], rules: Fidelity,
+                   stock_then_unknown: bool = False) -> str | None:
+    """What is wrong with where a parcel (its scan ``events``) left from, for an order to ``address`` of
+    ``items``: it leaves from the warehouse ``kb-warehouse-network`` assigns (:func:`assigned_warehouse`),
+    by today's stock; when the stock on the day it shipped is unknown (a task's setup may have sold a
+    warehouse out since), the nearest warehouse will do too. None when it does."""
+    dest = f"{address['city']}, {address['state']}"
+    expected = assigned_warehouse(dest, items, rules)
+    actual = events[0]["location"] if events else None
+    if actual == expected or (stock_then_unknown and actual == assigned_warehouse(dest, (), rules)):
+        return None
+    return f"ships from {actual} to {dest}; the nearest warehouse with the items in stock is {expected}"
+
+
 def claim_backing(claim: SlackClaim, when: datetime, story: OrderStory) -> Row | None:
     """The record (shipment or refund) that bears out ``claim`` about ``story``'s order at ``when``, or None."""
     ship, window = story.ship, timedelta(days=claim.days)

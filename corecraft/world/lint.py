@@ -27,7 +27,6 @@ from corecraft.world.fidelity import (
     TRACKING,
     Fidelity,
     OrderStory,
-    assigned_warehouse,
     category_problems,
     claim_problems,
     count_problems,
@@ -38,6 +37,7 @@ from corecraft.world.fidelity import (
     kb_edit_problems,
     ledger_problems,
     order_states,
+    origin_problem,
     price_at,
     price_drops,
     reference_problem,
@@ -298,13 +298,10 @@ def shipment_origins(r: Records) -> list[Finding]:
     found = []
     for ship in r.shipments.values():
         order = r.orders[ship["order_id"]]
-        dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
-        expected = assigned_warehouse(dest, [r.products[ln["product_id"]] for ln in r.lines.get(order["id"], [])],
-                                      r.rules)
-        actual = ship["events"][0]["location"] if ship["events"] else None
-        if actual != expected:
-            found.append(Finding("shipment_origins", ship["id"], f"ships from {actual} to {dest}; the nearest "
-                                 f"warehouse with the items in stock is {expected}"))
+        wrong = origin_problem(ship["events"], order["shipping_address"],
+                               [r.products[ln["product_id"]] for ln in r.lines.get(order["id"], [])], r.rules)
+        if wrong is not None:
+            found.append(Finding("shipment_origins", ship["id"], wrong))
     return found
 
 
