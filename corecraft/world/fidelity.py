@@ -607,8 +607,9 @@ PHONE = re.compile(r"\((\d{3})\) [2-9]\d{2}-\d{4}")
 ROUTE_PROGRESS = 0.5
 """The least share of a leg's length by which it brings a parcel nearer the destination (the leg heads within
 about 60 degrees of it)."""
-ROUTE_TURN = 1.2
-"""How much longer than the straight leg between a stop's neighbours the way through it may be."""
+ROUTE_TURN = 1.1
+"""How much longer than the straight leg between a stop's neighbours the way through it may be (a tenth, plus
+``ROUTE_SLACK_KM``: Reno -> Louisville -> South Bend, 17% longer, turns back)."""
 ROUTE_SLACK_KM = 60.0
 """What the route rules give or take, in km (a hub across town from the destination)."""
 
