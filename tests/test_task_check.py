@@ -196,13 +196,20 @@ SETUP_RECORDS = {
                           "has phone (555) 010-0000, a placeholder number"),
     "fictional_line": ("{update: Customer, id: cust-0003, set: {phone: (415) 555-0142}}",
                        "has phone (415) 555-0142, a placeholder number"),
-    "shared_phone": ("{update: Customer, id: cust-0003, set: {phone: (684) 867-6219}}",
-                     "has phone (684) 867-6219, which cust-0001 also has"),
+    "shared_phone": ("{update: Customer, id: cust-0003, set: {phone: (804) 867-6219}}",
+                     "has phone (804) 867-6219, which cust-0001 also has"),
+    "bermuda_phone": ("{update: Customer, id: cust-0003, set: {phone: (441) 283-9917}}",
+                      "has phone (441) 283-9917, whose area code 441 is no listed US city's"),
+    "unwritten_fictional_line": ("{update: Customer, id: cust-0003, set: {phone: (503) 5550171}}",
+                                 "has phone '(503) 5550171', not a US number written (NNN) NXX-XXXX"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
     "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
                             "city: Columbus, state: OH, zip: '45701'}]}}",
                             "addresses zip 45701 is not a Columbus zip code"),
+    "zip_of_a_neighbour": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
+                           "city: Columbus, state: OH, zip: '43060'}]}}",  # an 430 zip, but North Lewisburg's
+                           "addresses zip 43060 is not a Columbus zip code (listed: 43085, 43201, 43205, 43206, 43215)"),
     "invented_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
                       "city: Port Kristin, state: OR, zip: '97211'}]}}",
                       "addresses is in Port Kristin, OR, not a city of OR"),

@@ -74,6 +74,20 @@ def test_default_world_is_noisy_on_purpose() -> None:
     assert conn.execute("SELECT count(*) FROM supportticket").fetchone()[0] > 10  # searches must page
 
 
+@pytest.mark.slow
+def test_default_world_phones_carry_the_home_city_area_code_but_a_tenth() -> None:
+    """About a tenth of customers kept the number of a state they moved from (people.MOVED_PHONE_SHARE); lint
+    lets up to a fifth do, so the generator's own share is held here."""
+    fidelity = default_domain().seeds.fidelity
+    rows = STORE.open("default").conn.execute(
+        "SELECT phone, json_extract(addresses, '$[0].city'), json_extract(addresses, '$[0].state') FROM customer "
+        "WHERE phone IS NOT NULL").fetchall()
+    away = [(int(phone[1:4]), state) for phone, city, state in rows
+            if int(phone[1:4]) not in fidelity.area_codes(city, state)]
+    assert 0.05 * len(rows) <= len(away) <= 0.15 * len(rows)
+    assert all(fidelity.area_code_states[code] - {state} for code, state in away)
+
+
 def test_episode_copies_are_isolated(world: World) -> None:
     other = STORE.open("tiny")
     before = other.hash()

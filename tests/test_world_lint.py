@@ -101,14 +101,45 @@ def test_shipment_routes_flags_weekend_pickup_and_zigzag(world: World) -> None:
         {"ts": "2025-09-08T09:00:00-04:00", "status": "in_transit", "location": "Albany, NY"},
         {"ts": "2025-09-09T09:00:00-04:00", "status": "in_transit", "location": "Phoenix, AZ"},
     ]
-    address = {"label": "home", "line1": "1 Main St", "city": "Trenton", "state": "NJ", "zip": "08601"}
+    address = {"label": "home", "line1": "1 Main St", "city": "Trenton", "state": "NJ", "zip": "08608"}
     order, = one(world, "SELECT order_id FROM shipment WHERE id = ?", ship)
     found = injected(world, "shipment_routes", ship,
                      ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)),
                      ("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(address), order)))
     messages = [f.message for f in found]
     assert messages[0] == "picked up on Saturday (2025-09-06)"
-    assert len(messages) == 3 and "to Ontario, CA" in messages[1] and "to Phoenix, AZ" in messages[2]
+    farther = [m.split(",")[0] for m in messages if "farther from Trenton, NJ than the warehouse Edison, NJ" in m]
+    assert farther == ["goes to Ontario", "goes to Albany", "goes to Phoenix"]
+    assert [m.split(":")[0] for m in messages if m.startswith("turns back")] == [
+        "turns back at Ontario, CA", "turns back at Albany, NY", "turns back at Phoenix, AZ"]
+
+
+def test_shipment_routes_flags_a_zigzag_judged_on_the_destination_city(world: World) -> None:
+    # Aimed at Indiana's centre the hubs came nearer each time; South Bend itself is 130 km from Chicago.
+    ship, = pick(world, "shipment_routes", "SELECT id FROM shipment ORDER BY id")
+    events = [
+        {"ts": "2025-09-08T09:00:00-04:00", "status": "picked_up", "location": "Edison, NJ"},
+        {"ts": "2025-09-09T09:00:00-04:00", "status": "in_transit", "location": "Chicago, IL"},
+        {"ts": "2025-09-10T09:00:00-04:00", "status": "in_transit", "location": "Louisville, KY"},
+        {"ts": "2025-09-11T09:00:00-04:00", "status": "in_transit", "location": "South Bend, IN"},
+    ]
+    address = {"label": "home", "line1": "1 Main St", "city": "South Bend", "state": "IN", "zip": "46601"}
+    order, = one(world, "SELECT order_id FROM shipment WHERE id = ?", ship)
+    found = injected(world, "shipment_routes", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)),
+                     ("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(address), order)))
+    messages = [f.message for f in found]
+    assert "goes from Chicago, IL to Louisville, KY, away from South Bend, IN (117 km -> 384 km)" in messages
+    assert any(m.startswith("turns back at Louisville, KY: Chicago, IL -> Louisville, KY -> South Bend, IN")
+               for m in messages)
+    # A leg that brings the parcel little nearer for its length heads elsewhere (Charlotte on the way to Louisiana).
+    events = [{**events[0], "location": "Columbus, OH"}, {**events[1], "location": "Charlotte, NC"}]
+    lake_charles = {**address, "city": "Lake Charles", "state": "LA", "zip": "70601"}
+    world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship))
+    world.conn.execute("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(lake_charles), order))
+    assert [f.message for f in lint(world) if f.check == "shipment_routes" and f.entity_id == ship] == [
+        "goes from Columbus, OH to Charlotte, NC, 559 km for 141 km nearer Lake Charles, LA",
+        "turns back at Charlotte, NC: Columbus, OH -> Charlotte, NC -> Lake Charles, LA is 1843 km for 1424 km"]
 
 
 def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_day(world: World) -> None:
@@ -219,7 +250,7 @@ def test_prospective_products_flags_an_upgrade_to_a_part_already_held(world: Wor
     assert [f.message for f in found] == [f"thinks of getting {name}, which it already holds"]
 
 
-def test_address_zips_flags_a_zip_of_another_state_and_a_non_state(world: World) -> None:
+def test_address_zips_flags_a_zip_of_another_state_or_city_and_a_non_state(world: World) -> None:
     order, = pick(world, "address_zips", 'SELECT id FROM "order" ORDER BY id')
     hawaii = {"label": "home", "line1": "1 Main St", "city": "Hilo", "state": "HI", "zip": "05564"}
     found = injected(world, "address_zips", order,
@@ -232,6 +263,30 @@ def test_address_zips_flags_a_zip_of_another_state_and_a_non_state(world: World)
     palau = {**hawaii, "state": "PW", "zip": "96940"}
     world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(palau), order))
     assert [f.message for f in lint(world) if f.entity_id == order] == ["ships to 'PW', which is not a US state or DC"]
+    sandwich = {**hawaii, "city": "Naperville", "state": "IL", "zip": "60548"}  # an Illinois zip, but Sandwich's
+    world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(sandwich), order))
+    assert [f.message for f in lint(world) if f.entity_id == order] == [
+        "zip 60548 is not a Naperville zip code (listed: 60540, 60563, 60564, 60565)"]
+
+
+def test_customer_phones_flags_an_area_code_of_no_us_city(world: World) -> None:
+    customer, phone = pick(world, "customer_phones", "SELECT id, phone FROM customer WHERE phone IS NOT NULL ORDER BY id")
+    bermuda = f"(441){phone[5:]}"
+    found = injected(world, "customer_phones", customer,
+                     ("UPDATE customer SET phone = ? WHERE id = ?", (bermuda, customer)))
+    assert [f.message for f in found] == [
+        f"has phone {bermuda}, whose area code 441 is no listed US city's (cities in seeds/fidelity.yaml)"]
+
+
+def test_customer_phones_flags_a_world_whose_phones_are_from_away(world: World) -> None:
+    # Real US area codes, but Alaska's (Hawaii's for Alaskans): far more than a fifth of phones are not the home city's.
+    rows = world.conn.execute("SELECT id FROM customer WHERE phone IS NOT NULL ORDER BY id").fetchall()
+    assert len(rows) >= 10 and not flagged(world, "customer_phones")
+    world.conn.execute("UPDATE customer SET phone = CASE WHEN json_extract(addresses, '$[0].state') = 'AK' "
+                       "THEN '(808)' ELSE '(907)' END || substr(phone, 6) WHERE phone IS NOT NULL")
+    found = [f for f in lint(world) if f.check == "customer_phones"]
+    assert {f.entity_id for f in found} == {r[0] for r in rows}
+    assert f"{len(rows)} of {len(rows)} phones are not their home city's (at most 20% may be)" in found[0].message
 
 
 def test_handbook_steps_flags_steps_no_tool_can_do(world: World) -> None:

@@ -8,7 +8,8 @@ its day, no scan is after the world's now, it leaves from the warehouse ``kb-war
 instant of its ``shipped_at`` (the ship date is the pickup), and its tracking number is in its carrier's
 format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A SupportTicket inserted
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
-placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``) and no other customer's, seeded or set up.
+placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's,
+as ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's, seeded or set up.
 Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
 it keeps.
 """
@@ -117,6 +118,8 @@ def _phone_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[str
     out = []
     if seeds.fidelity.is_placeholder_phone(phone):
         out.append(f"has phone {phone}, a placeholder number (placeholder_phone in seeds/fidelity.yaml)")
+    elif (wrong := seeds.fidelity.phone_problem(phone)) is not None:
+        out.append(wrong)
     others = [r[0] for r in world.conn.execute(f"SELECT id FROM {db.table(models.Customer)} WHERE phone = ? "
                                                "AND id != ? ORDER BY id", (phone, row["id"]))]
     if others:

@@ -2,7 +2,8 @@
 
 Shared by ``corecraft world lint`` (:mod:`corecraft.world.lint`), which checks a world against it,
 and by the generator, which draws from it: symptom families per product category, the outcomes
-that fit a ticket's issue, and the shipping geography (warehouses, hubs, state centres).
+that fit a ticket's issue, and the geography of addresses, phones and parcels (cities with their zips,
+centres and area codes, warehouses, hubs, state centres).
 """
 
 from __future__ import annotations
@@ -15,13 +16,25 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from functools import cached_property, lru_cache, partial
+from itertools import pairwise
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class City(_Data):
+    """A real city we ship to: zip codes of it, where it is, its area codes."""
+
+    zips: list[str] = Field(min_length=1)
+    """Five-digit zip codes the USPS gives the city's name (strings: New England's start with 0)."""
+    at: tuple[float, float]
+    """Latitude and longitude of its centre."""
+    area_codes: list[int] = Field(min_length=1)
+    """The area codes of its phone numbers, overlays included."""
 
 
 class Symptom(_Data):
@@ -288,8 +301,8 @@ class Fidelity(_Data):
     states: dict[str, tuple[float, float]]
     zip_prefixes: dict[str, list[tuple[int, int]]]
     """The first three digits of each state's zip codes (inclusive ranges); the states we ship to."""
-    cities: dict[str, dict[str, list[int]]]
-    """Real cities of each state, each with the first three digits its zip codes start with."""
+    cities: dict[str, dict[str, City]]
+    """Real cities of each state, each with its zips, centre and area codes."""
     retail_cents: list[int]
     """The cents a shelf price ends in (a past price too)."""
     price_step_days: int
@@ -329,6 +342,27 @@ class Fidelity(_Data):
     """What a return ticket says of the item's condition, which decides the restocking fee."""
     several_units: str
     """Words of a return ticket about several units of its item (a regex): else it returns one."""
+
+    @model_validator(mode="after")
+    def _places_hold_together(self) -> Fidelity:
+        """Every city's zips are five digits within its state's ``zip_prefixes``, and a warehouse or hub city
+        that is also a listed city is where the city is."""
+        for state, cities in self.cities.items():
+            for name, city in cities.items():
+                wrong = [z for z in city.zips if not (len(z) == 5 and z.isdigit() and any(
+                    lo <= int(z[:3]) <= hi for lo, hi in self.zip_prefixes.get(state, [])))]
+                if wrong:
+                    raise ValueError(f"cities: {name}, {state} has zips {wrong} outside {state}'s zip_prefixes")
+        for place, at in {**self.places, **self.hubs}.items():
+            name, _, state = place.rpartition(", ")
+            listed = self.city(name, state)
+            if listed is not None and listed.at != at:
+                raise ValueError(f"{place} is at {at} in places/hubs but at {listed.at} in cities")
+        return self
+
+    def city(self, name: str, state: str) -> City | None:
+        """The listed city ``name`` of ``state`` (None: not listed in ``cities``)."""
+        return self.cities.get(state, {}).get(name)
 
     def thread_topics_of(self, text: str) -> set[str]:
         """The ``thread_topics`` ``text`` is about."""
@@ -387,7 +421,7 @@ class Fidelity(_Data):
 
     def address_problem(self, address: dict[str, Any]) -> str | None:
         """What is wrong with a postal address (None: nothing): one of our states, a real city of that state
-        (``cities``) and a zip of that city (one of its three-digit prefixes)."""
+        (``cities``) and one of that city's listed zips."""
         state, zip_code = address.get("state"), str(address.get("zip"))
         ranges = self.zip_prefixes.get(str(state))
         if ranges is None:
@@ -396,11 +430,37 @@ class Fidelity(_Data):
             spans = ", ".join(f"{lo:03d}-{hi:03d}" for lo, hi in ranges)
             return f"zip {zip_code} is not a {state} zip code (prefixes {spans})"
         city = str(address.get("city"))
-        if city not in self.cities.get(str(state), {}):
+        listed = self.city(city, str(state))
+        if listed is None:
             return f"is in {city}, {state}, not a city of {state} (cities in seeds/fidelity.yaml)"
-        prefixes = self.cities[str(state)][city]
-        if int(zip_code[:3]) not in prefixes:
-            return f"zip {zip_code} is not a {city} zip code (prefixes {', '.join(f'{p:03d}' for p in prefixes)})"
+        if zip_code not in listed.zips:
+            return f"zip {zip_code} is not a {city} zip code (listed: {', '.join(listed.zips)})"
+        return None
+
+    @cached_property
+    def area_code_states(self) -> dict[int, set[str]]:
+        """Every listed city's area codes (real US ones), each with the states whose cities carry it."""
+        found: dict[int, set[str]] = defaultdict(set)
+        for state, cities in self.cities.items():
+            for listed in cities.values():
+                for code in listed.area_codes:
+                    found[code].add(state)
+        return dict(found)
+
+    def area_codes(self, city: str, state: str) -> list[int]:
+        """The area codes of ``city``, ``state`` (none for a place not listed in ``cities``)."""
+        listed = self.city(city, state)
+        return listed.area_codes if listed is not None else []
+
+    def phone_problem(self, phone: str) -> str | None:
+        """What is wrong with a customer's phone number (None: nothing): it is written ``(NNN) NXX-XXXX`` (an
+        exchange starts 2-9) with a real US area code, one of a listed city's (``cities``); 441 is Bermuda's,
+        328 nobody's."""
+        shape = PHONE.fullmatch(phone)
+        if shape is None:
+            return f"has phone {phone!r}, not a US number written (NNN) NXX-XXXX"
+        if int(shape.group(1)) not in self.area_code_states:
+            return f"has phone {phone}, whose area code {shape.group(1)} is no listed US city's (cities in seeds/fidelity.yaml)"
         return None
 
     def is_placeholder_phone(self, phone: str) -> bool:
@@ -408,9 +468,9 @@ class Fidelity(_Data):
         return re.search(self.placeholder_phone, phone) is not None
 
     def city_and_zip(self, state: str, rng: random.Random) -> tuple[str, str]:
-        """A city of ``state`` and a zip code of that city, drawn from ``rng``."""
+        """A city of ``state`` and one of that city's zip codes, drawn from ``rng``."""
         city = rng.choice(sorted(self.cities[state]))
-        return city, f"{rng.choice(self.cities[state][city]):03d}{rng.randint(0, 99):02d}"
+        return city, rng.choice(self.cities[state][city].zips)
 
     @cached_property
     def symptom_finder(self) -> Callable[[str], tuple[tuple[str, Symptom], ...]]:
@@ -492,13 +552,66 @@ class Fidelity(_Data):
         return re.search(self.refund_asked, text, re.IGNORECASE) is not None
 
     def coordinates(self, place: str) -> tuple[float, float] | None:
-        """Latitude and longitude of a warehouse city, a hub, or a ``City, ST`` destination's state."""
+        """Latitude and longitude of a warehouse city, a hub, or a ``City, ST`` destination: the city's own
+        (``cities``), else (a place not listed) its state's centre; None for no place ("carrier network")."""
         if place in self.places:
             return self.places[place]
         if place in self.hubs:
             return self.hubs[place]
-        state = place.rsplit(", ", 1)[-1]
-        return self.states.get(state)
+        city, _, state = place.rpartition(", ")
+        listed = self.city(city, state)
+        return listed.at if listed is not None else self.states.get(state)
+
+    def route_problems(self, stops: Sequence[str], destination: str) -> list[tuple[str, str]]:
+        """Where a parcel's route zig-zags on the way to ``destination`` (``City, ST``), judged on the places'
+        coordinates: ``stops`` are where it was scanned, in order, the warehouse first (places without
+        coordinates skipped, a place scanned twice in a row counted once), and it goes on to the destination.
+        A stop is at fault when it is farther from the destination than the warehouse; when the leg to it does
+        not head for the destination (it brings the parcel less than :data:`ROUTE_PROGRESS` of its length
+        nearer, give or take :data:`ROUTE_SLACK_KM`: Columbus -> Charlotte for Lake Charles); or when the route
+        turns back at it (the way through it from the stop before to the next is longer than
+        :data:`ROUTE_TURN` times the straight leg plus :data:`ROUTE_SLACK_KM`: Albany -> Boston -> Worcester).
+        Each problem: the stop at fault and a sentence."""
+        goal = self.coordinates(destination)
+        path: list[tuple[str, tuple[float, float]]] = []
+        for stop in [*stops, destination]:
+            at = self.coordinates(stop)
+            if at is not None and (not path or path[-1][0] != stop):
+                path.append((stop, at))
+        if goal is None or not path:
+            return []
+        problems = []
+        start = distance_km(path[0][1], goal)
+        for (before, was), (stop, at) in pairwise(path):
+            left, previous, leg = distance_km(at, goal), distance_km(was, goal), distance_km(was, at)
+            if left > start:
+                problems.append((stop, f"goes to {stop}, farther from {destination} than the warehouse {path[0][0]} "
+                                       f"({start:.0f} km -> {left:.0f} km)"))
+            elif left > previous:
+                problems.append((stop, f"goes from {before} to {stop}, away from {destination} "
+                                       f"({previous:.0f} km -> {left:.0f} km)"))
+            elif previous - left < ROUTE_PROGRESS * leg - ROUTE_SLACK_KM:
+                problems.append((stop, f"goes from {before} to {stop}, {leg:.0f} km for {previous - left:.0f} km "
+                                       f"nearer {destination}"))
+        for (before, a), (stop, b), (after, c) in zip(path, path[1:], path[2:], strict=False):
+            through, straight = distance_km(a, b) + distance_km(b, c), distance_km(a, c)
+            if through > ROUTE_TURN * straight + ROUTE_SLACK_KM:
+                problems.append((stop, f"turns back at {stop}: {before} -> {stop} -> {after} is {through:.0f} km "
+                                       f"for {straight:.0f} km"))
+        return problems
+
+
+PHONE = re.compile(r"\((\d{3})\) [2-9]\d{2}-\d{4}")
+"""A US phone number as the world writes it, ``(NPA) NXX-XXXX``: the area code is group 1."""
+
+ROUTE_PROGRESS = 0.5
+"""The least share of a leg's length by which it brings a parcel nearer the destination (the leg heads within
+about 60 degrees of it)."""
+ROUTE_TURN = 1.1
+"""How much longer than the straight leg between a stop's neighbours the way through it may be (a tenth, plus
+``ROUTE_SLACK_KM``: Reno -> Louisville -> South Bend, 17% longer, turns back)."""
+ROUTE_SLACK_KM = 60.0
+"""What the route rules give or take, in km (a hub across town from the destination)."""
 
 
 def distance_km(a: tuple[float, float], b: tuple[float, float]) -> float:

@@ -31,7 +31,6 @@ from corecraft.world.fidelity import (
     claim_problems,
     count_problems,
     days_past_window,
-    distance_km,
     duration_problems,
     fill_words,
     kb_edit_problems,
@@ -57,8 +56,11 @@ from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
 CENT = 0.011
-ROUTE_SLACK_KM = 50.0
-"""How much farther from the destination a parcel's next scan may be before the route zig-zags."""
+HOME_AREA_CODE_SHARE = 0.8
+"""The fewest of the customers' phones that carry an area code of the customer's home city, give or take
+``HOME_AREA_CODE_SLACK`` phones (a small world's chance): the rest kept the number of a state they moved from
+(the generator gives a tenth of them one)."""
+HOME_AREA_CODE_SLACK = 2
 
 Row = dict[str, Any]
 
@@ -268,27 +270,20 @@ def duplicate_slack_texts(r: Records) -> list[Finding]:
 
 
 def shipment_routes(r: Records) -> list[Finding]:
-    """Parcels are picked up on business days and every scan is no farther from the destination than the last."""
+    """Parcels are picked up on business days and their scans do not zig-zag on the way to the destination
+    city (:meth:`~corecraft.world.fidelity.Fidelity.route_problems`: no stop farther from it than the
+    warehouse, no leg heading elsewhere, no turning back)."""
     found = []
-    rules = r.rules
     for ship in r.shipments.values():
         address = r.orders[ship["order_id"]]["shipping_address"]
-        destination = rules.coordinates(f"{address['city']}, {address['state']}")
-        previous: tuple[str, float] | None = None
         for event in ship["events"]:
             moment = datetime.fromisoformat(event["ts"]).astimezone(r.tz)
             if event["status"] == "picked_up" and not is_business_day(moment.date(), r.policy.carrier_holidays):
                 day = r.policy.carrier_holidays.get(moment.date(), moment.strftime("%A"))
                 found.append(Finding("shipment_routes", ship["id"], f"picked up on {day} ({moment:%Y-%m-%d})"))
-            place = rules.coordinates(event["location"])
-            if place is None or destination is None:
-                continue
-            left = distance_km(place, destination)
-            if previous and left > previous[1] + ROUTE_SLACK_KM:
-                found.append(Finding("shipment_routes", ship["id"],
-                                     f"goes from {previous[0]} to {event['location']}, away from "
-                                     f"{address['state']} ({previous[1]:.0f} km -> {left:.0f} km)"))
-            previous = (event["location"], left)
+        stops = [event["location"] for event in ship["events"]]
+        found += [Finding("shipment_routes", ship["id"], problem) for _, problem
+                  in r.rules.route_problems(stops, f"{address['city']}, {address['state']}")]
     return found
 
 
@@ -624,12 +619,37 @@ def prospective_products(r: Records) -> list[Finding]:
 
 
 def address_zips(r: Records) -> list[Finding]:
-    """Addresses are in one of the 50 states or DC, the zip code belongs to that state (``zip_prefixes``) and the
-    city is a real one of that state (``cities``, not a Faker town like "Port Kristin")."""
+    """Addresses are in one of the 50 states or DC, the zip code belongs to that state (``zip_prefixes``), the
+    city is a real one of that state (``cities``, not a Faker town like "Port Kristin") and the zip is one of
+    that city's (Naperville 60548 is Sandwich's)."""
     owned = [*((c["id"], a) for c in r.customers.values() for a in c["addresses"]),
              *((o["id"], o["shipping_address"]) for o in r.orders.values())]
     return [Finding("address_zips", owner, problem) for owner, address in owned
             if (problem := r.rules.address_problem(address)) is not None]
+
+
+def customer_phones(r: Records) -> list[Finding]:
+    """Customers' phones carry real US area codes (a listed city's, not Bermuda's 441), and at least
+    :data:`HOME_AREA_CODE_SHARE` of them one of the customer's home city: when fewer do, every phone from
+    elsewhere is a finding."""
+    found, away = [], []
+    phoned = [c for c in r.customers.values() if c["phone"]]
+    for customer in phoned:
+        phone = customer["phone"]
+        if (problem := r.rules.phone_problem(phone)) is not None:
+            found.append(Finding("customer_phones", customer["id"], problem))
+            continue
+        home = next((a for a in customer["addresses"] if a["label"] == "home"), customer["addresses"][0])
+        if int(phone[1:4]) not in r.rules.area_codes(home["city"], home["state"]):
+            away.append((customer, home))
+    if len(away) > (1 - HOME_AREA_CODE_SHARE) * len(phoned) + HOME_AREA_CODE_SLACK:
+        found += [Finding("customer_phones", customer["id"], f"has phone {customer['phone']}, an area code of "
+                          f"{'/'.join(sorted(r.rules.area_code_states[int(customer['phone'][1:4])]))}, not of "
+                          f"{home['city']}, {home['state']}: {len(away)} of {len(phoned)} phones are not their home "
+                          f"city's (at most {1 - HOME_AREA_CODE_SHARE:.0%} may be)") for customer, home in away]
+    return found
+
+
 def slack_claims(r: Records) -> list[Finding]:
     """What Slack says happened to a named order or parcel (``slack_claims``) its records bear out as of
     the message: the event, its carrier, warehouse, tracking number and amount, and who made a refund the
@@ -1131,9 +1151,9 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,
-    product_launches, shipping_service_areas, prospective_products, address_zips, handbook_steps, status_claims,
-    spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees, refund_units,
-    escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
+    product_launches, shipping_service_areas, prospective_products, address_zips, customer_phones, handbook_steps,
+    status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
+    refund_units, escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats, ticket_raw_ids,

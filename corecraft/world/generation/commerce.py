@@ -385,18 +385,25 @@ class CommerceMixin(GeneratorBase):
         return gaps
 
     def route(self, origin: str, dest: str, order_id: str) -> list[str]:
-        """Up to three carrier hubs on the way from ``origin`` to ``dest`` (``City, ST``), each nearer it."""
+        """Up to three carrier hubs on the way from ``origin`` to the city ``dest`` (``City, ST``), each nearer
+        it, with no zig-zag (:meth:`~corecraft.world.fidelity.Fidelity.route_problems`) in whatever part of the
+        route gets scanned: a hub that makes one is dropped."""
         geo = self.seeds.fidelity
         start, goal = geo.coordinates(origin), geo.coordinates(dest)
         if start is None or goal is None:
             return []
         direct = distance_km(start, goal)
         on_the_way = [name for name, at in geo.hubs.items()
-                      if distance_km(at, goal) < direct - 100
-                      and distance_km(start, at) + distance_km(at, goal) <= 1.2 * direct + 150]
+                      if distance_km(at, goal) < direct - 100 and not geo.route_problems([origin, name], dest)]
         rng = self.local_rng("route", order_id)
         chosen = rng.sample(on_the_way, min(len(on_the_way), rng.randint(1, 3)))
-        return sorted(chosen, key=lambda name: -distance_km(geo.hubs[name], goal))
+        hubs = sorted(chosen, key=lambda name: -distance_km(geo.hubs[name], goal))
+        # A parcel's scans show the warehouse and a run of the hubs (the first ones go unscanned on a quick
+        # trip, the last ones not yet on a parcel in transit): each run must read as a route.
+        while (wrong := next((stop for k in range(len(hubs)) for m in range(k + 1, len(hubs) + 1)
+                              for stop, _ in geo.route_problems([origin, *hubs[k:m]], dest)), None)) is not None:
+            hubs.remove(wrong)
+        return hubs
 
     def date_builds(self) -> None:
         """A build was saved after its parts were released and, if a customer ordered it, before the

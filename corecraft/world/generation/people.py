@@ -22,6 +22,9 @@ _EXTRA_STAFF_WEIGHTS = {
     "Support Team Lead": 1,
 }
 _EMAIL_DOMAINS = ("gmail.com", "outlook.com", "yahoo.com", "proton.me", "icloud.com", "hotmail.com")
+MOVED_PHONE_SHARE = 0.1
+"""The share of customers whose phone carries an area code of another state than their home's: people keep
+their number when they move (lint's ``customer_phones`` lets up to a fifth do)."""
 
 
 class PeopleMixin(GeneratorBase):
@@ -96,13 +99,26 @@ class PeopleMixin(GeneratorBase):
         if self.rng.random() < 0.2:
             addresses.append(self.address("work"))
         has_phone = self.rng.random() >= self.recipe.noise.missing_phone_rate
-        phone = f"({self.rng.randint(201, 989)}) {self.rng.randint(200, 999)}-{self.rng.randint(0, 9999):04d}"
+        self.rng.randint(201, 989)  # the area code was once drawn here; the draw keeps the shared stream
+        exchange, line = self.rng.randint(200, 999), self.rng.randint(0, 9999)
+        phone = f"({self.area_code(addresses[0], email)}) {exchange}-{line:04d}"
         return {
             "name": f"{first} {last}", "email": email, "phone": phone if has_phone else None,
             "date_of_birth": self.now.date() - timedelta(days=self.rng.randint(18 * 365, 72 * 365)),
             "addresses": addresses, "loyalty_tier": tier,
             "created_at": self.between(self.start - timedelta(days=400), latest),
         }
+
+    def area_code(self, home: dict[str, str], email: str) -> int:
+        """The area code of the phone of the customer with ``email`` living at ``home``: one of the home city's,
+        or, for :data:`MOVED_PHONE_SHARE` of customers, one of a city of another state they moved from; drawn
+        with phone-local randomness."""
+        rng, places = self.local_rng("phone", email), self.seeds.fidelity
+        city, state = home["city"], home["state"]
+        if rng.random() < MOVED_PHONE_SHARE:
+            state = rng.choice(sorted(set(places.cities) - {state}))
+            city = rng.choice(sorted(places.cities[state]))
+        return rng.choice(places.area_codes(city, state))
 
     def address(self, label: str) -> dict[str, str]:
         """A street address in one of the 50 states or DC, in a real city of that state (``cities``) with a
