@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import string
 from collections import defaultdict
 from collections.abc import Collection
@@ -271,12 +272,13 @@ class CommerceMixin(GeneratorBase):
         self.rows[m.Payment] = payments
         self.rows[m.Shipment] = shipments
 
-    def shipment(self, order: dict[str, Any], paid_at: datetime,
-                 items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def shipment(self, order: dict[str, Any], paid_at: datetime, items: list[dict[str, Any]],
+                 rng: random.Random | None = None) -> dict[str, Any] | None:
         """The shipment of a fulfilled order (of ``items``), dated in business days that skip weekends and
         carrier holidays, from the warehouse ``kb-warehouse-network`` assigns; None when the carrier has not
         collected it by ``now`` (the order has not shipped). Its ship date (``shipped_at``) is the carrier's
-        pickup, as ``kb-shipment-tracking-events`` counts it, not the label.
+        pickup, as ``kb-shipment-tracking-events`` counts it, not the label. Drawn from ``rng``, else the
+        shared stream.
 
         The shared stream is drawn as it was before holidays were honoured and before orders to states a
         service does not reach took another one (the hop count over the weekday-only timeline of the
@@ -292,11 +294,12 @@ class CommerceMixin(GeneratorBase):
             arrive = add_business_days(eta, extra, off) if late else eta - timedelta(hours=early)
             return eta, arrive.replace(hour=hour, minute=minute)
 
-        lead = self.rng.choice([0, 1, 1, 2])
-        late = self.rng.random() < self.recipe.noise.late_delivery_rate
-        extra = self.rng.randint(1, 5) if late else 0
-        early = 0 if late else self.rng.randint(1, 9)
-        hour, minute = self.rng.randint(10, 19), self.rng.randint(0, 59)
+        draw = rng or self.rng
+        lead = draw.choice([0, 1, 1, 2])
+        late = draw.random() < self.recipe.noise.late_delivery_rate
+        extra = draw.randint(1, 5) if late else 0
+        early = 0 if late else draw.randint(1, 9)
+        hour, minute = draw.randint(10, 19), draw.randint(0, 59)
         drawn_sla = self.policy.shipping[order["_drawn_method"]].sla_business_days
         weekday_label = labelled(())
         _, weekday_arrive = timeline(weekday_label, (), drawn_sla)
@@ -313,11 +316,11 @@ class CommerceMixin(GeneratorBase):
             hour=20, minute=0)
         late = late and arrive > eta
         delivered = arrive if arrive <= self.now else None
-        self.rng.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
+        draw.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
         city = assigned_warehouse(dest, items, self.seeds.fidelity)
         events = [(label, "label_created", city), (shipped, "picked_up", city)]
-        gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now)
+        gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now, draw)
         end = delivered or self.now
         spare = self.local_rng("hops", order["id"])
         hops, hop = [], label + timedelta(hours=18)
@@ -343,8 +346,8 @@ class CommerceMixin(GeneratorBase):
             status = "in_transit"
         if status == "exception":  # the scan that put it there
             events.append((min(max(eta, events[-1][0]) + timedelta(hours=2), self.now), "exception", events[-1][2]))
-        no_eta = self.rng.random() < self.recipe.noise.missing_eta_rate
-        tracking = self.tracking(carrier)
+        no_eta = draw.random() < self.recipe.noise.missing_eta_rate
+        tracking = self.tracking(carrier, draw)
         if shipped > self.now:  # the label waits for the carrier: not shipped yet
             return None
         return {
@@ -374,13 +377,13 @@ class CommerceMixin(GeneratorBase):
             moved[k] = max(moved[k], moved[k - 1] + timedelta(minutes=1))
         return moved
 
-    def hop_gaps(self, shipped: datetime, end: datetime) -> list[int]:
-        """Hours between in-transit scans, drawn from the shared stream for a parcel shipped at
-        ``shipped`` and travelling until ``end``."""
+    def hop_gaps(self, shipped: datetime, end: datetime, rng: random.Random) -> list[int]:
+        """Hours between in-transit scans, drawn from ``rng`` for a parcel shipped at ``shipped`` and
+        travelling until ``end``."""
         gaps, hop = [], shipped + timedelta(hours=18)
         while hop < end - timedelta(hours=12):
-            self.rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
-            gaps.append(self.rng.randint(16, 40))
+            rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
+            gaps.append(rng.randint(16, 40))
             hop += timedelta(hours=gaps[-1])
         return gaps
 
@@ -424,6 +427,7 @@ class CommerceMixin(GeneratorBase):
             span = max(0, int((latest - low).total_seconds() // 60))
             build["created_at"] = low + timedelta(minutes=rng.randint(0, span))
 
-    def tracking(self, carrier: str) -> str:
-        return tracking_number(carrier, "".join(self.rng.choices(string.digits, k=12)))
+    def tracking(self, carrier: str, rng: random.Random) -> str:
+        """A tracking number of ``carrier`` with digits drawn from ``rng``."""
+        return tracking_number(carrier, "".join(rng.choices(string.digits, k=12)))
 
