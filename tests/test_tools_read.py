@@ -286,7 +286,7 @@ def test_search_orders_filters_and_order(ctx: ToolContext) -> None:
     mine = everything(ctx, "search_orders", {"customer_id": customer})
     assert len(mine) == scalar(ctx, 'SELECT count(*) FROM "order" WHERE customer_id = ?', (customer,))
     assert [o["created_at"] for o in mine] == sorted((o["created_at"] for o in mine), reverse=True)
-    assert set(mine[0]) == {"id", "customer_id", "status", "total", "shipping_method", "created_at"}
+    assert set(mine[0]) == {"id", "customer_id", "status", "total", "shipping_method", "replaces_order_id", "created_at"}
     product = scalar(ctx, "SELECT product_id FROM orderline GROUP BY 1 ORDER BY count(*) DESC, 1")
     with_product = {o["id"] for o in everything(ctx, "search_orders", {"product_id": product})}
     assert with_product == {
@@ -329,6 +329,25 @@ def test_get_order_details_gathers_everything(ctx: ToolContext) -> None:
     assert result["customer"]["id"] == order["customer_id"]
     tickets = {r[0] for r in ctx.conn.execute("SELECT id FROM supportticket WHERE order_id = ?", (order_id,))}
     assert {t["id"] for t in result["tickets"]} == tickets and tickets
+
+
+def test_a_replacement_order_shows_what_it_replaces_and_has_no_payment(ctx: ToolContext,
+                                                                       replacement: dict[str, str]) -> None:
+    """The replacement names the order it replaces (details and summaries) and has no payment; the replaced
+    order lists it; its unit keeps the warranty of the original purchase."""
+    order, replaced = replacement["order"], replacement["replaced"]
+    details = ok(ctx, "get_order_details", {"order_id": order})
+    assert (details["replaces_order_id"], details["total"], details["payment"], details["refunds"]) == \
+        (replaced, 0.0, None, [])
+    assert [ln["line_total"] for ln in details["lines"]] == [0.0]
+    assert [o["id"] for o in ok(ctx, "get_order_details", {"order_id": replaced})["replacement_orders"]] == [order]
+    summary = next(o for o in everything(ctx, "search_orders", {"customer_id": details["customer_id"]})
+                   if o["id"] == order)
+    assert summary["replaces_order_id"] == replaced
+    assert ok(ctx, "search_payments", {"order_id": order})["total"] == 0
+    warranty = ok(ctx, "check_warranty_status", {"order_id": order, "product_id": replacement["product"]})
+    assert (warranty["order_id"], warranty["purchase_order_id"], warranty["purchase_date"]) == \
+        (order, replaced, replacement["created_at"][:10])
 
 
 def test_get_order_details_without_shipment(ctx: ToolContext) -> None:
@@ -707,6 +726,7 @@ def test_check_warranty_status_in_and_out(ctx: ToolContext) -> None:
         "product_id": product_id,
         "product_name": product["name"],
         "category": product["category"],
+        "purchase_order_id": order_id,
         "purchase_date": bought.isoformat(),
         "warranty_months": months,
         "expires_on": expires.isoformat(),

@@ -537,3 +537,26 @@ def test_channel_names_match_case_insensitively_as_in_search(world: World) -> No
     assert posted["channel"] == "#escalations"
     found = ok(ctx, "search_slack_messages", {"channel": "#Escalations", "query": posted["id"]})
     assert [m["id"] for m in found["results"]] == [posted["id"]]
+
+
+def test_nothing_on_a_no_charge_replacement_order_can_be_refunded(ctx: ToolContext,
+                                                                  replacement: dict[str, str]) -> None:
+    """A replacement order has no payment to refund; its line cannot be refunded on the replaced order's payment,
+    and it takes no refund status, each with an error that says why."""
+    order, replaced = replacement["order"], replacement["replaced"]
+    assert rejected(ctx, "create_refund", {"payment_id": replacement["payment"], "amount": 5.0, "reason": "defective",
+                                           "lines": [{"order_line_id": replacement["line"], "quantity": 1}]},
+                    "invalid_argument") == f"order line {replacement['line']} belongs to {order}, not to {replaced} " \
+                                           "(the order of this payment)"
+    ticket = one(ctx, "SELECT id FROM supportticket ORDER BY id")[0]
+    ctx.conn.execute("UPDATE supportticket SET order_id = ? WHERE id = ?", (order, ticket))
+    assert rejected(ctx, "create_refund", {"payment_id": replacement["payment"], "amount": 5.0,
+                                           "reason": "price_adjustment", "ticket_id": ticket}, "invalid_argument") \
+        == f"ticket {ticket} is about order {order}, but payment {replacement['payment']} belongs to order {replaced}"
+    refusal = f"order {order} is a no-charge replacement for {replaced}: nothing was paid on it"
+    assert rejected(ctx, "update_order_status", {"order_id": order, "status": "refund_requested"},
+                    "policy_violation").startswith(refusal)  # paid -> refund_requested, allowed on a paid order
+    assert ok(ctx, "update_order_status", {"order_id": order, "status": "fulfilled"})["status"] == "fulfilled"
+    for status in ("partially_refunded", "refunded"):
+        assert rejected(ctx, "update_order_status", {"order_id": order, "status": status},
+                        "policy_violation").startswith(refusal)

@@ -43,7 +43,9 @@ def test_default_world_meets_recipe_and_invariants() -> None:
     assert sum(counts.values()) >= 2500
     assert counts["Customer"] >= recipe.counts.customers
     assert counts["Employee"] == recipe.counts.employees
-    assert counts["Order"] == counts["Payment"] == recipe.counts.orders
+    replacements = world.conn.execute('SELECT count(*) FROM "order" WHERE replaces_order_id IS NOT NULL').fetchone()[0]
+    assert counts["Payment"] == recipe.counts.orders and counts["Order"] == recipe.counts.orders + replacements
+    assert replacements >= 40  # the replacements approved long enough ago for returns to have logged the unit
     assert counts["SupportTicket"] == recipe.counts.tickets
     assert counts["SlackMessage"] == recipe.counts.slack_messages
     assert counts["KnowledgeBaseArticle"] >= 30 and counts["SlackChannel"] >= 10
@@ -95,6 +97,22 @@ def test_episode_copies_are_isolated(world: World) -> None:
     assert world.hash() != before
     assert other.hash() == before
     assert STORE.open("tiny").hash() == before
+
+
+@pytest.mark.slow
+def test_only_a_no_charge_replacement_order_has_no_payment() -> None:
+    """A replacement order ($0, no payment) passes; made an ordinary order, it lacks its payment; given a
+    payment or a charge, it is no longer no-charge."""
+    world = STORE.open("default")
+    policy = default_domain().policy
+    order, replaced = world.conn.execute('SELECT id, replaces_order_id FROM "order" WHERE replaces_order_id IS NOT NULL '
+                                         "ORDER BY id").fetchone()
+    assert violations(world, policy) == []
+    world.conn.execute('UPDATE "order" SET replaces_order_id = NULL WHERE id = ?', (order,))
+    assert violations(world, policy) == [f"order without a payment that is not a no-charge replacement: {order}"]
+    world.conn.execute('UPDATE "order" SET replaces_order_id = ?, shipping_cost = 5, total = 5 WHERE id = ?',
+                       (replaced, order))
+    assert violations(world, policy) == [f"no-charge replacement order with a charge or a payment: {order}"]
 
 
 def test_foreign_keys_are_enforced(world: World) -> None:

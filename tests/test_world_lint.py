@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -650,7 +651,82 @@ def test_replacement_records_flags_a_replacement_no_order_records(world: World) 
                        "WHERE s.delivered_at < r.created_at ORDER BY r.id")
     found = injected(world, "replacement_records", resolution,
                      ("UPDATE resolution SET outcome = 'replacement_sent' WHERE id = ?", (resolution,)))
-    assert len(found) == 1 and found[0].message.endswith("but no order at no charge records one")
+    assert len(found) == 1 and found[0].message.endswith("but no shipped order at no charge records one")
+
+
+@pytest.fixture
+def default_world() -> Iterator[World]:
+    """A fresh copy of the default world (the tiny one approves no replacement)."""
+    world = default_domain().store.open("default")
+    yield world
+    world.close()
+
+
+def replacement(world: World) -> tuple[str, ...]:
+    """The first shipped no-charge replacement order: its id, the order it replaces, the approving resolution
+    (the one naming it), its line and the line's product."""
+    return one(world, "SELECT o.id, o.replaces_order_id, r.id, l.id, l.product_id FROM \"order\" o "
+                      "JOIN resolution r ON r.details LIKE '%' || o.id || ' was placed%' JOIN orderline l "
+                      "ON l.order_id = o.id JOIN shipment s ON s.order_id = o.id ORDER BY o.id")
+
+
+@pytest.mark.slow
+def test_replacement_records_flags_a_shipped_replacement_left_as_no_action(default_world: World) -> None:
+    order, _, resolution, _, _ = replacement(default_world)
+    found = injected(default_world, "replacement_records", resolution,
+                     ("UPDATE resolution SET outcome = 'no_action' WHERE id = ?", (resolution,)))
+    assert len(found) == 1 and found[0].message.startswith("records no_action") and f"its replacement {order} shipped" \
+        in found[0].message
+
+
+def test_replacements_placed_flags_an_approval_long_due_without_its_order(world: World) -> None:
+    """An approval older than the longest return delay, still promising the order, is flagged; one within it
+    is not; one naming an order that does not replace the ticket's is."""
+    promise = default_domain().seeds.fidelity.replacement_promise
+    res, ticket, order = pick(world, "replacements_placed", "SELECT r.id, t.id, t.order_id FROM resolution r "
+                              "JOIN supportticket t ON t.id = r.ticket_id WHERE t.order_id IS NOT NULL ORDER BY r.id")
+    pending = f"[{ticket}] Replacement approved; {promise.pending} and ships from the nearest warehouse with stock."
+    recent = db.encode_datetime(default_domain().store.open("tiny").now - timedelta(days=2))
+    assert injected(world, "replacements_placed", res,
+                    ("UPDATE resolution SET details = ?, created_at = ? WHERE id = ?", (pending, recent, res))) == []
+    long_ago = db.encode_datetime(world.now - timedelta(days=60))
+    found = injected(world, "replacements_placed", res,
+                     ("UPDATE resolution SET created_at = ? WHERE id = ?", (long_ago, res)))
+    assert len(found) == 1 and found[0].message.startswith(f"approved a replacement for {order} on ") \
+        and "but no replacement order was placed by" in found[0].message
+    other, = one(world, "SELECT id FROM \"order\" WHERE id != ? ORDER BY id LIMIT 1", order)
+    placed = f"[{ticket}] Replacement approved; " + promise.placed.format(date="2025-08-01", order_id=other) + "."
+    world.conn.execute("UPDATE resolution SET details = ? WHERE id = ?", (placed, res))
+    assert [f.message for f in lint(world) if f.check == "replacements_placed" and f.entity_id == res] == [
+        f"names {other} as replacing {order}, but no such order replaced it by "
+        f"{found[0].message.rsplit('placed by ', 1)[1].split(',')[0]}"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "problem"), [
+    ("UPDATE orderline SET unit_price = 25 WHERE id = :line", "is charged for"),
+    ("UPDATE \"order\" SET customer_id = (SELECT min(id) FROM customer WHERE id != customer_id) WHERE id = :order",
+     "goes to another customer or address than"),
+    ("UPDATE \"order\" SET created_at = (SELECT created_at FROM resolution WHERE id = :res) WHERE id = :order",
+     "no resolution about"),
+    ("UPDATE orderline SET product_id = (SELECT min(id) FROM product WHERE id NOT IN (SELECT product_id FROM "
+     "orderline WHERE order_id = :replaced)) WHERE id = :line", "had 0 unit(s)"),
+], ids=["charged", "another_customer", "before_its_approval", "product_not_on_the_order"])
+def test_replacement_orders_flags_a_replacement_the_approval_does_not_bear_out(default_world: World, change: str,
+                                                                              problem: str) -> None:
+    order, replaced, res, line, _ = replacement(default_world)
+    found = injected(default_world, "replacement_orders", order,
+                     (change, {"order": order, "replaced": replaced, "res": res, "line": line}))
+    assert len(found) == 1 and found[0].message.startswith(f"replaces {replaced} but ") and problem in found[0].message
+
+
+@pytest.mark.slow
+def test_order_prices_flags_a_free_line_on_an_order_that_replaces_none(default_world: World) -> None:
+    order, _, _, line, product = replacement(default_world)
+    assert line not in flagged(default_world, "order_prices")  # $0 on a replacement is explained
+    found = injected(default_world, "order_prices", line,
+                     ("UPDATE \"order\" SET replaces_order_id = NULL WHERE id = ?", (order,)))
+    assert len(found) == 1 and found[0].message.startswith(f"charges $0.00 for {product}, listed at $")
 
 
 def test_duplicate_ticket_texts_flags_the_copy(world: World) -> None:
@@ -871,7 +947,7 @@ def test_resolution_details_flags_a_replacement_approved_without_its_pending_ord
                       (res,)))
     assert [f.message for f in found if f.message.startswith("approves")] == [
         "approves a replacement without saying its order follows once the unit is back "
-        "('the replacement order is placed once returns logs the returned unit')"]
+        "('the replacement order is placed once returns logs the returned unit') or what became of it"]
 
 
 def test_resolution_details_flags_psu_headroom_on_a_memory_question(world: World) -> None:

@@ -168,8 +168,9 @@ class SearchOrdersArgs(PageArgs):
 def search_orders(ctx: ToolContext, args: SearchOrdersArgs) -> dict[str, Any]:
     """Search orders by customer, status, product, date range and total.
 
-    Returns a page of summaries (id, customer_id, status, total, shipping_method, created_at),
-    newest first. Use get_order_details for the lines, payment, shipment, refunds and tickets.
+    Returns a page of summaries (id, customer_id, status, total, shipping_method, replaces_order_id,
+    created_at), newest first; replaces_order_id is set on a no-charge replacement order (the order it
+    replaces). Use get_order_details for the lines, payment, shipment, refunds and tickets.
     """
     _check_id(ctx, m.Customer, args.customer_id, "customer_id")
     _check_id(ctx, m.Product, args.product_id, "product_id")
@@ -181,7 +182,7 @@ def search_orders(ctx: ToolContext, args: SearchOrdersArgs) -> dict[str, Any]:
                             ("created_after", "created_before"))
              .add_if(args.min_total is not None, "total >= ?", args.min_total)
              .add_if(args.max_total is not None, "total <= ?", args.max_total))
-    keys = ("id", "customer_id", "status", "total", "shipping_method", "created_at")
+    keys = ("id", "customer_id", "status", "total", "shipping_method", "replaces_order_id", "created_at")
     return page(ctx, m.Order, query, args, "created_at DESC, id", lambda r: _pick(r, keys))
 
 
@@ -194,9 +195,11 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
     """Get an order with everything attached to it.
 
     Returns the order (status, subtotal, discount, shipping_cost, total, shipping method and
-    address, build, dates) with its lines (product name and category, quantity, unit_price,
-    line_total), customer, payment, shipment (with tracking events, or null if not shipped),
-    refunds against its payment, and the support tickets about it.
+    address, build, replaces_order_id, dates) with its lines (product name and category, quantity,
+    unit_price, line_total), customer, payment, shipment (with tracking events, or null if not
+    shipped), refunds against its payment, the support tickets about it and replacement_orders (the
+    no-charge orders that replace units of it). A no-charge replacement order (replaces_order_id set)
+    is $0 and has no payment (null), so nothing on it can be refunded.
     """
     order = require(ctx, m.Order, args.order_id, "order_id")
     lines = ctx.conn.execute(
@@ -210,6 +213,7 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
     refunds = fetch_rows(ctx, m.Refund, "WHERE payment_id = ? ORDER BY created_at, id",
                          (payments[0]["id"],)) if payments else []
     tickets = fetch_rows(ctx, m.SupportTicket, "WHERE order_id = ? ORDER BY created_at, id", (order["id"],))
+    replacements = fetch_rows(ctx, m.Order, "WHERE replaces_order_id = ? ORDER BY created_at, id", (order["id"],))
     return {
         **order,
         "lines": [{"id": i, "product_id": pid, "product_name": name, "category": cat, "quantity": qty,
@@ -220,6 +224,7 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
         "shipment": shipments[0] if shipments else None,
         "refunds": refunds,
         "tickets": [_pick(t, ("id", "type", "status", "priority", "subject", "created_at")) for t in tickets],
+        "replacement_orders": [_pick(o, ("id", "status", "created_at")) for o in replacements],
     }
 
 
@@ -586,9 +591,10 @@ def check_warranty_status(ctx: ToolContext, args: CheckWarrantyArgs) -> dict[str
     """Check whether a product bought on an order is still under warranty today.
 
     Warranties run a number of months by category, counted from the order date (not delivery);
-    the item is covered up to and including expires_on. Returns the dates, in_warranty,
-    days_remaining and the exclusions that void coverage (physical or liquid damage, unauthorised
-    modification, missing serial).
+    the item is covered up to and including expires_on. A unit sent on a no-charge replacement
+    order keeps the warranty of the purchase it replaces: its dates count from that order
+    (purchase_order_id). Returns the dates, in_warranty, days_remaining and the exclusions that
+    void coverage (physical or liquid damage, unauthorised modification, missing serial).
     """
     order = require(ctx, m.Order, args.order_id, "order_id")
     product = require(ctx, m.Product, args.product_id, "product_id")
@@ -599,15 +605,18 @@ def check_warranty_status(ctx: ToolContext, args: CheckWarrantyArgs) -> dict[str
     if on_order is None:
         raise ToolError("not_found", f"product {product['id']!r} is not on order {order['id']!r}",
                         "product_id")
-    ordered = local(ctx, order["created_at"])
+    purchase = order
+    while purchase["replaces_order_id"]:  # a replacement keeps the warranty of the purchase it replaces
+        purchase = require(ctx, m.Order, purchase["replaces_order_id"], "order_id")
+    ordered = local(ctx, purchase["created_at"])
     if ordered is None:
-        raise ToolError("invalid_request", f"order {order['id']} has no order date")
+        raise ToolError("invalid_request", f"order {purchase['id']} has no order date")
     bought = ordered.date()
     expires = add_months(bought, product["warranty_months"])
     today = ctx.world.now.date()
     covered = today <= expires
     return {"order_id": order["id"], "product_id": product["id"], "product_name": product["name"],
-            "category": product["category"], "purchase_date": bought.isoformat(),
+            "category": product["category"], "purchase_order_id": purchase["id"], "purchase_date": bought.isoformat(),
             "warranty_months": product["warranty_months"], "expires_on": expires.isoformat(),
             "in_warranty": covered, "days_remaining": (expires - today).days if covered else 0,
             "exclusions": list(ctx.policy.warranty_exclusions)}

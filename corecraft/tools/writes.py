@@ -357,8 +357,14 @@ class UpdateOrderStatusArgs(Args):
     status: OrderStatus = Field(description="The new order status.")
 
 
-def _check_order_money(ctx: ToolContext, order_id: str, target: str) -> None:
-    """Refund and cancellation statuses must agree with where the order's money is."""
+def _check_order_money(ctx: ToolContext, order: dict[str, Any], target: str) -> None:
+    """Refund and cancellation statuses must agree with where the order's money is (a no-charge replacement
+    order holds none: it cannot be refunded)."""
+    order_id = order["id"]
+    if order["replaces_order_id"] and target in ("refunded", "partially_refunded", "refund_requested"):
+        raise ToolError("policy_violation", f"order {order_id} is a no-charge replacement for "
+                        f"{order['replaces_order_id']}: nothing was paid on it, so nothing can be refunded. A refund "
+                        f"for these items goes against the payment of {order['replaces_order_id']}", "status")
     payments = fetch_rows(ctx, Payment, "WHERE order_id = ? ORDER BY id", (order_id,))
     statuses = {p["status"] for p in payments}
     if target == "refunded":
@@ -383,11 +389,12 @@ def update_order_status(ctx: ToolContext, args: UpdateOrderStatusArgs) -> dict[s
     """Change an order's status; returns the updated order. Only the transitions of the Order Status
     Transitions article are allowed (cancelled and refunded are final). refunded needs the payment
     refunded, partially_refunded a partially_refunded payment, and cancelled no money held (payment
-    pending, failed or refunded): update the payment first."""
+    pending, failed or refunded): update the payment first. A no-charge replacement order (no payment)
+    takes no refund status."""
     _actor(ctx)
     order = require(ctx, Order, args.order_id, "order_id")
     _check_transition(f"order {order['id']}", order["status"], args.status, ctx.policy.order_transitions)
-    _check_order_money(ctx, order["id"], args.status)
+    _check_order_money(ctx, order, args.status)
     return _update(ctx, Order, order["id"], {"status": args.status, "updated_at": ctx.world.now})
 
 

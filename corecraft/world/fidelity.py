@@ -83,11 +83,62 @@ class Budget(_Data):
     high: int
 
 
+SETTLED = ("placed", "refunded", "replaced_before")
+"""What can become of a replacement approved once returns logs the unit (:class:`ReplacementPromise` texts)."""
+_TEMPLATE_FIELDS = {"date": r"\d{4}-\d{2}-\d{2}", "order_id": r"ord-\d{6}-\d{3}", "refund_id": r"ref-\d{6}-\d{3}"}
+"""What each ``{field}`` of a :class:`ReplacementPromise` text stands for, as a regex."""
+
+
 class ReplacementPromise(_Data):
     approval: str
     """Words of a resolution approving a replacement (a regex)."""
     pending: str
     """The words such a resolution must also say: when the replacement order comes."""
+    placed: str
+    """What it says instead once the order is placed (``{date}`` returns logged the unit, ``{order_id}``)."""
+    refunded: str
+    """What it says instead when the unit had been returned for a refund (``{refund_id}``) by then."""
+    replaced_before: str
+    """What it says instead when the unit had already been replaced (``{order_id}``) by then."""
+    return_business_days: tuple[int, int]
+    """The fewest and most carrier business days from the approval until returns logs the unit sent back."""
+
+    def settled(self, details: str, outcome: str, **values: str) -> str:
+        """``details`` once returns logged the unit: up to the promise, then ``outcome`` (one of
+        :data:`SETTLED`) filled with ``values`` (what followed the promise, the unit still to be sent back, is
+        past)."""
+        return f"{details.split(self.pending, 1)[0]}{getattr(self, outcome).format(**values)}."
+
+    @cached_property
+    def settled_regexes(self) -> dict[str, re.Pattern[str]]:
+        """Each of :data:`SETTLED` as said with any values (a named group per ``{field}``)."""
+        return {outcome: _template_regex(getattr(self, outcome)) for outcome in SETTLED}
+
+    def settlement(self, details: str) -> tuple[str, re.Match[str]] | None:
+        """What ``details`` say became of the replacement (one of :data:`SETTLED`), with a group per field of
+        its text; None when they say none did."""
+        for outcome, regex in self.settled_regexes.items():
+            found = regex.search(details)
+            if found:
+                return outcome, found
+        return None
+
+    def says(self, text: str, details: str) -> bool:
+        """Whether ``details`` say ``text`` (a resolution text), or it with its promise of a replacement order
+        settled."""
+        if text in details:
+            return True
+        head, promised, _ = text.partition(self.pending)
+        return bool(promised) and any(re.search(re.escape(head) + regex.pattern, details)
+                                      for regex in self.settled_regexes.values())
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    """``template`` as said with any values (a named group per ``{field}``)."""
+    pattern = re.escape(template)
+    for name, value in _TEMPLATE_FIELDS.items():
+        pattern = pattern.replace(re.escape(f"{{{name}}}"), f"(?P<{name}>{value})")
+    return re.compile(pattern)
 
 
 class ItemCondition(_Data):

@@ -49,6 +49,7 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.outcomes()
         self.knowledge_base()
         self.slack()
+        self.replacement_orders()  # last: the orders they add leave every draw before them as it was
         return self.rows
 
 

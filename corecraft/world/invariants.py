@@ -26,6 +26,12 @@ _SQL_CHECKS: tuple[tuple[str, str], ...] = (
      f'SELECT id FROM "order" WHERE abs(subtotal - discount + shipping_cost - total) > {CENT}'),
     ("order without line items",
      'SELECT o.id FROM "order" o WHERE NOT EXISTS (SELECT 1 FROM orderline l WHERE l.order_id = o.id)'),
+    ("order without a payment that is not a no-charge replacement",
+     'SELECT o.id FROM "order" o WHERE o.replaces_order_id IS NULL AND NOT EXISTS '
+     "(SELECT 1 FROM payment p WHERE p.order_id = o.id)"),
+    ("no-charge replacement order with a charge or a payment",
+     f'SELECT o.id FROM "order" o WHERE o.replaces_order_id IS NOT NULL AND (abs(o.total) > {CENT} OR EXISTS '
+     "(SELECT 1 FROM payment p WHERE p.order_id = o.id))"),
     ("payment amount differs from its order total",
      f'SELECT p.id FROM payment p JOIN "order" o ON o.id = p.order_id WHERE abs(p.amount - o.total) > {CENT}'),
     ("refunds exceed their payment",

@@ -51,7 +51,13 @@ from corecraft.world.fidelity import (
     ticket_state_problems,
     told_products,
 )
-from corecraft.world.rules import TRACKING_FORMATS, business_days_after, is_business_day, is_tracking_number
+from corecraft.world.rules import (
+    TRACKING_FORMATS,
+    add_business_days,
+    business_days_after,
+    is_business_day,
+    is_tracking_number,
+)
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
@@ -123,6 +129,11 @@ class Records:
             order_id = self.payments[r["payment_id"]]["order_id"]
             self.refunds_of.setdefault(order_id, []).append(r)
         self.line_product = {ln["id"]: ln["product_id"] for lines in self.lines.values() for ln in lines}
+        self.replacements_of: dict[str, list[Row]] = {}
+        """The no-charge replacement orders of an order (by its id), oldest first."""
+        for o in sorted(self.orders.values(), key=lambda o: (o["created_at"], o["id"])):
+            if o["replaces_order_id"]:
+                self.replacements_of.setdefault(o["replaces_order_id"], []).append(o)
         self.order_of_tracking = {s["tracking_number"]: s["order_id"] for s in self.shipments.values()}
         self.brands: dict[str, set[str]] = {}
         for product in self.products.values():
@@ -148,6 +159,28 @@ class Records:
             if re.search(rf"\b{re.escape(product['sku'])}\b", rest) and product not in found:
                 found.append(self.products[pid])
         return found
+
+    def placed_replacement(self, resolution: Row) -> re.Match[str] | None:
+        """Where a resolution's details say its replacement order was placed (groups ``date``, ``order_id``)."""
+        settled = self.rules.replacement_promise.settlement(resolution["details"])
+        return settled[1] if settled and settled[0] == "placed" else None
+
+    def replacement_shipment(self, resolution: Row) -> Row | None:
+        """The shipment of the replacement order a resolution's details say was placed, if that order replaces
+        its ticket's order and has shipped."""
+        placed = self.placed_replacement(resolution)
+        order = self.orders.get(placed["order_id"]) if placed else None
+        replaces = order is not None and order["replaces_order_id"] == self.tickets[resolution["ticket_id"]]["order_id"]
+        return self.shipment_of.get(order["id"]) if order is not None and replaces else None
+
+    def written(self, resolution: Row) -> datetime:
+        """When a resolution's details were last written: at the latest of its record and the records its
+        replacement's settlement names (the details were brought up to date when returns logged the unit)."""
+        settled = self.rules.replacement_promise.settlement(resolution["details"])
+        named = settled[1].groupdict() if settled else {}
+        moments = [self.dated(named[field]) for field in ("order_id", "refund_id") if named.get(field)]
+        recorded: datetime = resolution["created_at"]
+        return max([recorded, *(moment for moment in moments if moment is not None)])
 
     def refunds_before(self, order_id: str | None, when: datetime) -> list[Row]:
         """The refunds on ``order_id`` made by ``when``, oldest first."""
@@ -186,7 +219,7 @@ class Records:
         for t in self.tickets.values():
             yield t["id"], f"{t['subject']}\n{t['body']}", t["created_at"], t["order_id"]
         for r in self.resolutions.values():
-            yield r["id"], r["details"], r["created_at"], self.tickets[r["ticket_id"]]["order_id"]
+            yield r["id"], r["details"], self.written(r), self.tickets[r["ticket_id"]]["order_id"]
         for e in self.escalations.values():
             yield e["id"], e["notes"], e["created_at"], self.tickets[e["ticket_id"]]["order_id"]
         for msg in self.messages.values():
@@ -383,15 +416,18 @@ def shipment_exceptions(r: Records) -> list[Finding]:
 
 
 def order_prices(r: Records) -> list[Finding]:
-    """Each order line's unit price is the product's price when ordered (its price history, if any)."""
+    """Each order line's unit price is the product's price when ordered (its price history, if any), and $0
+    on a no-charge replacement order (``replaces_order_id``), and only there."""
     found = []
     for order in r.orders.values():
         for line in r.lines.get(order["id"], []):
-            expected = price_at(r.products[line["product_id"]], order["created_at"])
+            free = order["replaces_order_id"] is not None
+            expected = 0.0 if free else price_at(r.products[line["product_id"]], order["created_at"])
             if abs(line["unit_price"] - expected) > CENT:
+                listed = (f"on a no-charge replacement of {order['replaces_order_id']}" if free
+                          else f"listed at ${expected:.2f} on {order['created_at']:%Y-%m-%d}")
                 found.append(Finding("order_prices", line["id"],
-                                     f"charges ${line['unit_price']:.2f} for {line['product_id']}, "
-                                     f"listed at ${expected:.2f} on {order['created_at']:%Y-%m-%d}"))
+                                     f"charges ${line['unit_price']:.2f} for {line['product_id']}, {listed}"))
     return found
 
 
@@ -400,6 +436,8 @@ def price_change_moments(r: Records) -> list[Finding]:
     of the product: a step ending within half an hour of a sale looks made to fit that sale."""
     sales: dict[str, list[datetime]] = {}
     for order in r.orders.values():
+        if order["replaces_order_id"]:  # sent at no charge: not a sale
+            continue
         for line in r.lines.get(order["id"], []):
             sales.setdefault(line["product_id"], []).append(order["created_at"])
     found = []
@@ -1096,48 +1134,136 @@ def resolution_fit(r: Records) -> list[Finding]:
 
 
 PENDING_AS = {"no_action": ("no_action", "replacement_sent")}
-"""Outcomes recorded for remedies not yet carried out: a replacement approved ships once the return is logged,
-so until a replacement order exists it is recorded as ``no_action`` with the replacement's details."""
+"""Outcomes recorded for remedies not yet carried out: a replacement approved is sent once the return is logged,
+so until its replacement order ships it is recorded as ``no_action`` with the replacement's details."""
 SHIPPED_REPLACEMENT = re.compile(r"[Rr]eplacement (?:unit )?(?:has )?(?:shipped|been shipped|is on its way)")
-"""Words of a resolution saying a replacement already left: no record (no replacement order) bears that out."""
+"""Words of a resolution saying a replacement already left: only a shipped replacement order it names bears that
+out."""
 
 
 def resolution_details(r: Records) -> list[Finding]:
     """What the resolver wrote fits the ticket's issue (``issues[*].details`` in ``seeds/fidelity.yaml``: a
-    missing item is not returned as faulty, transit damage is not "explained") and claims no replacement
-    shipment, which no order records."""
+    missing item is not returned as faulty, transit damage is not "explained"), with a replacement promised
+    or what became of it, and claims no replacement shipment but that of the replacement order it names."""
     found = []
     for res in r.resolutions.values():
         t = r.tickets[res["ticket_id"]]
         details = r.rules.fit(t["type"], f"{t['subject']}\n{t['body']}").details
         fitting = [details[k] for k in PENDING_AS.get(res["outcome"], (res["outcome"],)) if k in details]
-        if fitting and not any(f in res["details"] for f in fitting):
+        promise = r.rules.replacement_promise
+        if fitting and not any(promise.says(f, res["details"]) for f in fitting):
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
                                  f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
         found += [Finding("resolution_details", res["id"], f"speaks of {name.replace('_', ' ')} but {t['id']} "
                           f"({t['subject']!r}) is not about it") for name, topic in r.rules.detail_topics.items()
                   if re.search(topic.pattern, res["details"]) and not topic.fits(f"{t['subject']}\n{t['body']}", True)]
-        promise = r.rules.replacement_promise
-        if re.search(promise.approval, res["details"]) and promise.pending not in res["details"]:
+        if re.search(promise.approval, res["details"]) and promise.pending not in res["details"] \
+                and promise.settlement(res["details"]) is None:
             found.append(Finding("resolution_details", res["id"], "approves a replacement without saying its order "
-                                 f"follows once the unit is back ({promise.pending!r})"))
-        if SHIPPED_REPLACEMENT.search(res["details"]):
+                                 f"follows once the unit is back ({promise.pending!r}) or what became of it"))
+        if SHIPPED_REPLACEMENT.search(res["details"]) and r.replacement_shipment(res) is None:
             found.append(Finding("resolution_details", res["id"], "says a replacement shipped, but no order "
                                  "records a replacement"))
     return found
 
 
 def replacement_records(r: Records) -> list[Finding]:
-    """A ``replacement_sent`` resolution has its replacement: an order at no charge for the ticket's customer,
-    placed after the ticket."""
+    """A resolution is ``replacement_sent`` exactly when the replacement order its details name (an order at no
+    charge replacing the ticket's order) has shipped: until then an approved replacement is ``no_action``
+    (kb-writing-resolutions)."""
     found = []
     for res in r.resolutions.values():
         t = r.tickets[res["ticket_id"]]
-        if res["outcome"] == "replacement_sent" and not any(
-                o["customer_id"] == t["customer_id"] and o["total"] < CENT and o["created_at"] >= t["created_at"]
-                for o in r.orders.values()):
+        ship = r.replacement_shipment(res)
+        if res["outcome"] == "replacement_sent" and ship is None:
             found.append(Finding("replacement_records", res["id"], f"sends {t['customer_id']} a replacement for "
-                                 f"{t['id']}, but no order at no charge records one"))
+                                 f"{t['id']}, but no shipped order at no charge records one"))
+        elif ship is not None and res["outcome"] != "replacement_sent":
+            found.append(Finding("replacement_records", res["id"], f"records {res['outcome']} for {t['id']}, but "
+                                 f"its replacement {ship['order_id']} shipped on {ship['shipped_at']:%Y-%m-%d}"))
+    return found
+
+
+def replacements_placed(r: Records) -> list[Finding]:
+    """A replacement approved (``replacement_promise.approval``) is settled once returns logs the unit sent back,
+    at most ``return_business_days`` carrier business days after the approval: by then the approval names its
+    replacement order (``placed``: an order replacing the ticket's order, placed on the day it says), or the
+    refund the unit had been returned for (``refunded``: a return on the ticket's order made by then), or the
+    order that had replaced the unit already (``replaced_before``: placed by then)."""
+    promise = r.rules.replacement_promise
+    found = []
+    for res in r.resolutions.values():
+        t = r.tickets[res["ticket_id"]]
+        if t["order_id"] is None or not re.search(promise.approval, res["details"]):
+            continue
+        due = add_business_days(res["created_at"], promise.return_business_days[1],
+                                r.policy.carrier_holidays).replace(hour=23, minute=59)
+        settled = promise.settlement(res["details"])
+        if settled is None:
+            if due < r.now:
+                found.append(Finding("replacements_placed", res["id"], f"approved a replacement for {t['order_id']} "
+                                     f"on {res['created_at']:%Y-%m-%d}, but no replacement order was placed by "
+                                     f"{due:%Y-%m-%d}, when returns had logged the unit"))
+            continue
+        how, said = settled
+        if how == "refunded":
+            refund = r.refunds.get(said["refund_id"])
+            if refund is None or r.payments[refund["payment_id"]]["order_id"] != t["order_id"] or not refund["lines"] \
+                    or refund["created_at"] > due:
+                found.append(Finding("replacements_placed", res["id"], f"says the unit was returned for "
+                                     f"{said['refund_id']} instead, but no return on {t['order_id']} was made by "
+                                     f"{due:%Y-%m-%d}"))
+            continue
+        order = r.orders.get(said["order_id"])
+        if order is None or order["replaces_order_id"] != t["order_id"] or order["created_at"] > due:
+            found.append(Finding("replacements_placed", res["id"], f"names {said['order_id']} as replacing "
+                                 f"{t['order_id']}, but no such order replaced it by {due:%Y-%m-%d}"))
+        elif how == "placed" and f"{order['created_at']:%Y-%m-%d}" != said["date"]:
+            found.append(Finding("replacements_placed", res["id"], f"says returns logged the unit on {said['date']}, "
+                                 f"but {order['id']} was placed on {order['created_at']:%Y-%m-%d}"))
+    return found
+
+
+def replacement_orders(r: Records) -> list[Finding]:
+    """A no-charge replacement order (``replaces_order_id``) is what a resolution approved: after a resolution on
+    a ticket about the replaced order named it, for that order's customer and address, of its products (no
+    more units of one, over its replacements and the refunds before, than it had), at $0 with no payment."""
+    named: dict[str, Row] = {}  # the approvals by the replacement order they say was placed
+    for res in r.resolutions.values():
+        placed = r.placed_replacement(res)
+        if placed:
+            named[placed["order_id"]] = res
+    found = []
+    for replaced_id, replacements in r.replacements_of.items():
+        replaced = r.orders[replaced_id]
+        ordered: Counter[str] = Counter()
+        for line in r.lines.get(replaced_id, []):
+            ordered[line["product_id"]] += line["quantity"]
+        sent: Counter[str] = Counter()
+        for order in replacements:
+            problems = []
+            approval = named.get(order["id"])
+            if approval is None or r.tickets[approval["ticket_id"]]["order_id"] != replaced_id \
+                    or approval["created_at"] >= order["created_at"]:
+                problems.append(f"no resolution about {replaced_id} approved it before it was placed")
+            if (order["customer_id"], order["shipping_address"]) != (replaced["customer_id"], replaced["shipping_address"]):
+                problems.append(f"goes to another customer or address than {replaced_id}")
+            lines = r.lines.get(order["id"], [])
+            if any(abs(order[k]) > CENT for k in ("subtotal", "discount", "shipping_cost", "total")) \
+                    or any(ln["unit_price"] > CENT for ln in lines) or order["id"] in r.payment_of:
+                problems.append("is charged for (a no-charge replacement has $0 amounts and no payment)")
+            refunded: Counter[str] = Counter()
+            for refund in r.refunds_before(replaced_id, order["created_at"]):
+                for ln in refund["lines"]:
+                    refunded[r.line_product[ln["order_line_id"]]] += ln["quantity"]
+            for line in lines:
+                sent[line["product_id"]] += line["quantity"]
+                if sent[line["product_id"]] + refunded[line["product_id"]] > ordered[line["product_id"]]:
+                    problems.append(f"sends {line['product_id']}, of which {replaced_id} had "
+                                    f"{ordered[line['product_id']]} unit(s), {refunded[line['product_id']]} refunded "
+                                    f"and {sent[line['product_id']] - line['quantity']} replaced before")
+            found += [Finding("replacement_orders", order["id"], f"replaces {replaced_id} but {problem}")
+                      for problem in problems]
     return found
 
 
@@ -1153,7 +1279,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, customer_phones, handbook_steps,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
-    refund_units, escalation_fit, resolution_fit, resolution_details, replacement_records, duplicate_ticket_texts, slack_claims,
+    refund_units, escalation_fit, resolution_fit, resolution_details, replacement_records, replacements_placed,
+    replacement_orders, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats, ticket_raw_ids,

@@ -112,7 +112,13 @@ class BuildComponent(SQLModel, table=True):
 
 
 class Order(SQLModel, table=True):
-    """A customer order. total = subtotal - discount + shipping_cost."""
+    """A customer order. total = subtotal - discount + shipping_cost.
+
+    An order with ``replaces_order_id`` is a no-charge replacement: it sends the customer again, at no
+    charge, units of products of the order it replaces (a faulty, wrong or damaged item, once returns has
+    logged the unit sent back). Its lines are priced $0, its amounts are all $0 and it has no payment
+    (nothing is charged, so there is nothing to capture or refund): it is ``paid`` from the moment it is
+    placed and ``fulfilled`` once it ships. Every other order has a payment."""
 
     __tablename__ = "order"
 
@@ -126,6 +132,8 @@ class Order(SQLModel, table=True):
     shipping_method: Carrier = Field(sa_type=AutoString)
     shipping_address: dict[str, str] = _json(nullable=False)
     build_id: str | None = Field(default=None, foreign_key="build.id", index=True)
+    replaces_order_id: str | None = Field(default=None, foreign_key="order.id", index=True)
+    """The order this one replaces at no charge (None: an ordinary, paid order)."""
     created_at: datetime = Field(index=True)
     updated_at: datetime
 
@@ -141,7 +149,7 @@ class OrderLine(SQLModel, table=True):
 
 
 class Payment(SQLModel, table=True):
-    """The payment for an order (one per order)."""
+    """The payment for an order (one per order; a no-charge replacement order has none)."""
 
     id: str = Field(primary_key=True)
     order_id: str = Field(foreign_key="order.id", index=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -67,10 +68,15 @@ class GeneratorBase:
         span = max(0, int((high - low).total_seconds() // 60))
         return (low + timedelta(minutes=(rng or self.rng).randint(0, span))).replace(second=0, microsecond=0)
 
-    def dated_ids(self, rows: list[dict[str, Any]], prefix: str, key: str, width: int = 3) -> None:
-        """Sort rows by ``key`` and give them ids ``prefix-YYMMDD-NNN`` (sequence within the day)."""
+    def dated_ids(self, rows: list[dict[str, Any]], prefix: str, key: str, width: int = 3,
+                  after: Iterable[str] = ()) -> None:
+        """Sort rows by ``key`` and give them ids ``prefix-YYMMDD-NNN`` (sequence within the day), numbered
+        after the ids of their day in ``after``: rows added to days whose rows keep their ids."""
         rows.sort(key=lambda r: (r[key], r["_order"]))
         per_day: dict[str, int] = defaultdict(int)
+        for taken in after:
+            day, number = taken.rsplit("-", 2)[1:]
+            per_day[day] = max(per_day[day], int(number))
         for row in rows:
             day = row[key].astimezone(self.tz).strftime("%y%m%d")
             per_day[day] += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import string
 from collections import defaultdict
 from collections.abc import Collection
@@ -271,12 +272,79 @@ class CommerceMixin(GeneratorBase):
         self.rows[m.Payment] = payments
         self.rows[m.Shipment] = shipments
 
-    def shipment(self, order: dict[str, Any], paid_at: datetime,
-                 items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def replacement_orders(self) -> None:
+        """A replacement approved on a ticket becomes a no-charge order once returns logs the unit sent back,
+        ``return_business_days`` carrier business days after the approval: the replaced product for the
+        replaced order's customer and address, $0 and with no payment, numbered after its day's orders (which
+        keep their ids) and shipped as any order is, from randomness private to the ticket (the shared stream,
+        and so every other record, stays as it was). The approval's details then say so, and its outcome is
+        ``replacement_sent`` once the order ships (kb-writing-resolutions). A unit returned for a refund by
+        then, or already replaced, is not replaced again (the details say which); an approval too recent for
+        the return to be logged by now keeps its promise."""
+        promise = self.seeds.fidelity.replacement_promise
+        products = {p["id"]: p for p in self.rows[m.Product]}
+        lines_by_order = self.lines_by_order()
+        line_product = {ln["id"]: ln["product_id"] for ln in self.rows[m.OrderLine]}
+        order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
+        refunds_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # by (order, product)
+        for refund in sorted(self.rows[m.Refund], key=lambda x: x["created_at"]):
+            for ln in refund["lines"]:
+                refunds_of[order_of_payment[refund["payment_id"]], line_product[ln["order_line_id"]]].append(
+                    {"id": refund["id"], "created_at": refund["created_at"], "units": ln["quantity"]})
+        approvals = []
+        for res in self.rows[m.Resolution]:
+            if res["_replaces"] is not None:
+                rng = self.local_rng("replacement", res["ticket_id"])
+                logged = add_business_days(res["created_at"], rng.randint(*promise.return_business_days),
+                                           self.policy.carrier_holidays).replace(hour=rng.randint(9, 16),
+                                                                                 minute=rng.randint(0, 59))
+                if logged <= self.now:
+                    approvals.append((logged, res, rng))
+        placed: list[dict[str, Any]] = []
+        sent: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # replacement orders by what they replace
+        withdrawn: list[tuple[dict[str, Any], str, str, dict[str, Any]]] = []  # (approval, why, field, record)
+        for logged, res, rng in sorted(approvals, key=lambda a: (a[0], a[1]["_order"])):
+            replaced, product_id, quantity = res["_replaces"]
+            key = (replaced["id"], product_id)
+            refunds = [x for x in refunds_of[key] if x["created_at"] <= logged]
+            left = sum(ln["quantity"] for ln in lines_by_order[replaced["id"]] if ln["product_id"] == product_id) \
+                - sum(x["units"] for x in refunds) - sum(o["_line"]["quantity"] for o in sent[key])
+            if left <= 0:  # nothing left to replace: refunded, or replaced already
+                withdrawn.append((res, "refunded", "refund_id", refunds[-1]) if refunds
+                                 else (res, "replaced_before", "order_id", sent[key][-1]))
+                continue
+            placed.append({
+                "_order": len(placed), "_resolution": res, "_rng": rng, "customer_id": replaced["customer_id"],
+                "status": "paid", "subtotal": 0.0, "discount": 0.0, "shipping_cost": 0.0, "total": 0.0,
+                "shipping_method": replaced["shipping_method"], "_drawn_method": replaced["_drawn_method"],
+                "shipping_address": replaced["shipping_address"], "build_id": None,
+                "replaces_order_id": replaced["id"], "created_at": logged, "updated_at": logged,
+                "_line": {"product_id": product_id, "quantity": min(quantity, left), "unit_price": 0.0},
+            })
+            sent[key].append(placed[-1])
+        self.dated_ids(placed, "ord", "created_at", after=(o["id"] for o in self.rows[m.Order]))
+        for res, why, field, record in withdrawn:
+            res["details"] = promise.settled(res["details"], why, **{field: record["id"]})
+        for order in placed:
+            line = {"id": f"{order['id']}-L1", "order_id": order["id"], **order.pop("_line")}
+            shipment = self.shipment(order, order["created_at"], [products[line["product_id"]]], order.pop("_rng"))
+            res = order.pop("_resolution")
+            res["details"] = promise.settled(res["details"], "placed", date=order["created_at"].date().isoformat(),
+                                             order_id=order["id"])
+            if shipment is not None:
+                self.rows[m.Shipment].append(shipment)
+                order.update(status="fulfilled", updated_at=shipment["shipped_at"])
+                res["outcome"] = "replacement_sent"
+            self.rows[m.OrderLine].append(line)
+        self.rows[m.Order] += placed
+
+    def shipment(self, order: dict[str, Any], paid_at: datetime, items: list[dict[str, Any]],
+                 rng: random.Random | None = None) -> dict[str, Any] | None:
         """The shipment of a fulfilled order (of ``items``), dated in business days that skip weekends and
         carrier holidays, from the warehouse ``kb-warehouse-network`` assigns; None when the carrier has not
         collected it by ``now`` (the order has not shipped). Its ship date (``shipped_at``) is the carrier's
-        pickup, as ``kb-shipment-tracking-events`` counts it, not the label.
+        pickup, as ``kb-shipment-tracking-events`` counts it, not the label. Drawn from ``rng``, else the
+        shared stream.
 
         The shared stream is drawn as it was before holidays were honoured and before orders to states a
         service does not reach took another one (the hop count over the weekday-only timeline of the
@@ -292,11 +360,12 @@ class CommerceMixin(GeneratorBase):
             arrive = add_business_days(eta, extra, off) if late else eta - timedelta(hours=early)
             return eta, arrive.replace(hour=hour, minute=minute)
 
-        lead = self.rng.choice([0, 1, 1, 2])
-        late = self.rng.random() < self.recipe.noise.late_delivery_rate
-        extra = self.rng.randint(1, 5) if late else 0
-        early = 0 if late else self.rng.randint(1, 9)
-        hour, minute = self.rng.randint(10, 19), self.rng.randint(0, 59)
+        draw = rng or self.rng
+        lead = draw.choice([0, 1, 1, 2])
+        late = draw.random() < self.recipe.noise.late_delivery_rate
+        extra = draw.randint(1, 5) if late else 0
+        early = 0 if late else draw.randint(1, 9)
+        hour, minute = draw.randint(10, 19), draw.randint(0, 59)
         drawn_sla = self.policy.shipping[order["_drawn_method"]].sla_business_days
         weekday_label = labelled(())
         _, weekday_arrive = timeline(weekday_label, (), drawn_sla)
@@ -313,11 +382,11 @@ class CommerceMixin(GeneratorBase):
             hour=20, minute=0)
         late = late and arrive > eta
         delivered = arrive if arrive <= self.now else None
-        self.rng.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
+        draw.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
         city = assigned_warehouse(dest, items, self.seeds.fidelity)
         events = [(label, "label_created", city), (shipped, "picked_up", city)]
-        gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now)
+        gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now, draw)
         end = delivered or self.now
         spare = self.local_rng("hops", order["id"])
         hops, hop = [], label + timedelta(hours=18)
@@ -343,8 +412,8 @@ class CommerceMixin(GeneratorBase):
             status = "in_transit"
         if status == "exception":  # the scan that put it there
             events.append((min(max(eta, events[-1][0]) + timedelta(hours=2), self.now), "exception", events[-1][2]))
-        no_eta = self.rng.random() < self.recipe.noise.missing_eta_rate
-        tracking = self.tracking(carrier)
+        no_eta = draw.random() < self.recipe.noise.missing_eta_rate
+        tracking = self.tracking(carrier, draw)
         if shipped > self.now:  # the label waits for the carrier: not shipped yet
             return None
         return {
@@ -374,13 +443,13 @@ class CommerceMixin(GeneratorBase):
             moved[k] = max(moved[k], moved[k - 1] + timedelta(minutes=1))
         return moved
 
-    def hop_gaps(self, shipped: datetime, end: datetime) -> list[int]:
-        """Hours between in-transit scans, drawn from the shared stream for a parcel shipped at
-        ``shipped`` and travelling until ``end``."""
+    def hop_gaps(self, shipped: datetime, end: datetime, rng: random.Random) -> list[int]:
+        """Hours between in-transit scans, drawn from ``rng`` for a parcel shipped at ``shipped`` and
+        travelling until ``end``."""
         gaps, hop = [], shipped + timedelta(hours=18)
         while hop < end - timedelta(hours=12):
-            self.rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
-            gaps.append(self.rng.randint(16, 40))
+            rng.choice(range(6))  # the hub was once drawn here; the draw keeps the shared stream
+            gaps.append(rng.randint(16, 40))
             hop += timedelta(hours=gaps[-1])
         return gaps
 
@@ -431,6 +500,7 @@ class CommerceMixin(GeneratorBase):
             span = max(0, int((latest - low).total_seconds() // 60))
             build["created_at"] = low + timedelta(minutes=rng.randint(0, span))
 
-    def tracking(self, carrier: str) -> str:
-        return tracking_number(carrier, "".join(self.rng.choices(string.digits, k=12)))
+    def tracking(self, carrier: str, rng: random.Random) -> str:
+        """A tracking number of ``carrier`` with digits drawn from ``rng``."""
+        return tracking_number(carrier, "".join(rng.choices(string.digits, k=12)))
 

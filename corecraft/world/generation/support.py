@@ -311,6 +311,7 @@ class SupportMixin(GeneratorBase):
         escalations: list[dict[str, Any]] = []
         refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)  # by payment id
         returned: set[str] = set()  # the order lines refunded so far
+        promise = self.seeds.fidelity.replacement_promise
         for n, t in enumerate(self.rows[m.SupportTicket]):
             order = orders.get(t["order_id"]) if t["order_id"] else None
             payment = payments.get(order["id"]) if order else None
@@ -355,11 +356,13 @@ class SupportMixin(GeneratorBase):
                     payment["status"] = "refunded" if full else "partially_refunded"
                     order["status"] = "refunded" if full else "partially_refunded"
                     order["updated_at"] = max(order["updated_at"], refund["created_at"])
-                resolutions.append({  # a replacement ships once the return is logged: none is sent yet
+                details = self.details(t, outcome, refund, products[t["_named"]]["category"] if t["_named"] else None)
+                approved = outcome == "replacement_sent" and re.search(promise.approval, details) is not None
+                resolutions.append({  # a replacement is placed once the return is logged (replacement_orders)
                     "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],
                     "outcome": "no_action" if outcome == "replacement_sent" else outcome,
-                    "refund": refund, "created_at": t["updated_at"], "_details": self.details(
-                        t, outcome, refund, products[t["_named"]]["category"] if t["_named"] else None),
+                    "refund": refund, "created_at": t["updated_at"], "_details": details,
+                    "_replaces": self.replaced_units(t, order, lines_by_order, returned) if approved else None,
                 })
             if escalation is not None and self.fit_escalation(escalation, t, order, ships.get(t["order_id"] or ""),
                                                               employees[escalation["created_by_id"]], tiers[t["customer_id"]]):
@@ -382,6 +385,21 @@ class SupportMixin(GeneratorBase):
         self.rows[m.Refund] = refunds
         self.rows[m.Resolution] = resolutions
         self.rows[m.Escalation] = escalations
+
+    def replaced_units(self, t: dict[str, Any], order: dict[str, Any] | None,
+                       lines_by_order: dict[str, list[dict[str, Any]]],
+                       returned: set[str]) -> tuple[dict[str, Any], str, int] | None:
+        """What a replacement approved on ``t`` replaces: its order, the product (the one the ticket names if
+        the order has it, else one of the order's lines not returned (refunded) so far, drawn from the ticket's
+        own randomness) and how many units (one, unless the ticket speaks of several); None for a ticket about
+        no order."""
+        if order is None:
+            return None
+        lines = lines_by_order[order["id"]]
+        line = next((ln for ln in lines if ln["product_id"] == t["_named"]), None) \
+            or self.local_rng("replaced-line", t["id"]).choice([ln for ln in lines if ln["id"] not in returned] or lines)
+        several = re.search(self.seeds.fidelity.several_units, f"{t['subject']}\n{t['body']}", re.IGNORECASE)
+        return order, line["product_id"], line["quantity"] if several else 1
 
     def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], product: dict[str, Any],
                           ships: dict[str, dict[str, Any]]) -> bool:
