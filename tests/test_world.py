@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "96d318fa2ef180d5815e0c3dcc4cf66f0652b1985b600d734784d250a4a99149"
+DEFAULT_WORLD_HASH = "e44a0a3e53e8b5502a462af609b0afe553e698f8b42df5ada52364f7665282b3"
 
 
 @pytest.mark.slow
