@@ -205,7 +205,7 @@ VERDICT_PARAPHRASES = {
         "Hi William, your 5800X3D is still under its 36-month warranty (until April 2, 2028), but bent pins from a drop "
         "are physical damage, which the warranty does not cover, so I can't replace it for free.",
     "backorder_status_cancel_over_limit":
-        "Hi Aaron, since ord-250725-005 never shipped, you can cancel it for a full refund of $448.00. I can't cancel "
+        "Hi Aaron, since ord-250725-005 never shipped, you can cancel it for a full refund of $468.00. I can't cancel "
         "it myself because of the amount, so billing will cancel it and refund your card.",
     "backorder_status_cancel_strix_order":
         "Hi Sherri, the Strix B550-I is out of stock everywhere and discontinued, so I cancelled ord-250614-001. You "
