@@ -581,9 +581,92 @@ def test_ticket_stories_flags_a_second_story_about_a_returned_item_and_damage_af
     found = lint(world)
     assert [f.message for f in found if f.check == "ticket_stories"] == [
         f"tells another story of {one(world, 'SELECT id FROM product WHERE name = ?', product)[0]} than an earlier "
-        "return ticket on its order"]
+        "return or missing-item ticket on its order"]
     assert [f.message.split(" but ")[0] for f in found if f.entity_id == "tick-999999-002"
             and f.check == "status_claims"] == ["says 'arrived with a huge hole' (arrival damage)"]
+
+
+def test_ticket_counts_flags_everything_else_there_on_an_order_of_one_unit(world: World) -> None:
+    ticket, name = pick(world, "ticket_counts", "SELECT t.id, p.name FROM supportticket t JOIN orderline l "
+                        "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "
+                        "AND (SELECT count(*) FROM orderline k WHERE k.order_id = t.order_id) = 1 ORDER BY t.id")
+    found = injected(world, "ticket_counts", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"The {name} wasn't in the box. Everything else is there.", ticket)))
+    assert [f.message for f in found] == ["says 'Everything else is there'; the order has no unit besides the one "
+                                          "it speaks of"]
+
+
+def _report_missing(world: World, order: str, name: str, when: datetime) -> str:
+    """A ticket on ``order`` at ``when`` reporting ``name`` never came: its id."""
+    at = db.encode_datetime(when)
+    world.conn.execute("INSERT INTO supportticket SELECT 'tick-999998-001', customer_id, id, build_id, 'order_issue', "
+                       "'email', 'medium', 'closed', 'Missing item from my order', ?, NULL, ?, ? FROM \"order\" "
+                       "WHERE id = ?", (f"Order {order} arrived but the {name} wasn't in the box.", at, at, order))
+    return "tick-999998-001"
+
+
+def test_ticket_stories_flags_an_item_installed_after_it_was_reported_missing(world: World) -> None:
+    ticket, order, created, name = pick(
+        world, "ticket_stories", "SELECT t.id, t.order_id, t.created_at, p.name FROM supportticket t JOIN orderline l "
+        "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE t.type = 'troubleshooting' ORDER BY t.id")
+    _report_missing(world, order, name, db.decode_datetime(created, world.tz) - timedelta(days=1))
+    found = injected(world, "ticket_stories", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (f"I installed the {name} and it clicks.",
+                                                                         ticket)))
+    assert len(found) == 1 and "than an earlier return or missing-item ticket" in found[0].message
+
+
+def test_never_received_items_flags_a_return_of_an_item_reported_missing(world: World) -> None:
+    refund, order, created, name = pick(
+        world, "never_received_items", "SELECT r.id, l.order_id, r.created_at, p.name FROM refund r JOIN orderline l "
+        "ON l.id = json_extract(r.lines, '$[0].order_line_id') JOIN product p ON p.id = l.product_id ORDER BY r.id")
+    report = _report_missing(world, order, name, db.decode_datetime(created, world.tz) - timedelta(days=3))
+    found = [f.message for f in lint(world) if f.check == "never_received_items" and f.entity_id == refund]
+    assert len(found) == 1 and found[0].endswith(f"as returned, which {report} reported never came")
+
+
+@pytest.mark.slow
+def test_never_received_items_flags_a_replacement_of_an_item_reported_missing(default_world: World) -> None:
+    order, replaced, _, _, product = replacement(default_world)
+    created, name = one(default_world, "SELECT o.created_at, p.name FROM \"order\" o, product p WHERE o.id = ? "
+                        "AND p.id = ?", order, product)
+    report = _report_missing(default_world, replaced, name,
+                             db.decode_datetime(created, default_world.tz) - timedelta(days=20))
+    found = [f.message for f in lint(default_world) if f.check == "never_received_items" and f.entity_id == order]
+    assert found == [f"replaces {product}, which {report} reported never came (and no re-send was placed first)"]
+
+
+def test_status_claims_flags_a_return_parcel_tracked_after_its_refund(world: World) -> None:
+    refund, ticket, order, created, name = pick(
+        world, "status_claims", "SELECT r.id, r.ticket_id, l.order_id, r.created_at, p.name FROM refund r JOIN "
+        "orderline l ON l.id = json_extract(r.lines, '$[0].order_line_id') JOIN product p ON p.id = l.product_id "
+        "JOIN supportticket t ON t.id = r.ticket_id WHERE t.type = 'return' ORDER BY r.id")
+    later = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=3))
+    world.conn.execute("INSERT INTO supportticket SELECT 'tick-999999-001', customer_id, order_id, build_id, "
+                       "'shipping', channel, priority, status, 'Tracking my return parcel', ?, assignee_id, ?, ? "
+                       "FROM supportticket WHERE id = ?",
+                       (f"I shipped the {name} from order {order} back with your prepaid label. Can you see the "
+                        "return's tracking on your side?", later, later, ticket))
+    found = [f.message for f in lint(world) if f.check == "status_claims" and f.entity_id == "tick-999999-001"]
+    assert found == ["says 'back with your prepaid label. Can you see the return' (sent back) but the records show "
+                     "an order not refunded at the time"], refund
+
+
+def test_replacements_placed_flags_a_resend_pending_past_its_business_days(world: World) -> None:
+    """A re-send still promised a week after its approval is overdue (fulfillment logs a shortfall within two
+    business days), where a replacement awaiting its return is not."""
+    promise = default_domain().seeds.fidelity.replacement_promise
+    res, ticket = pick(world, "replacements_placed", "SELECT r.id, t.id FROM resolution r JOIN supportticket t "
+                       "ON t.id = r.ticket_id WHERE t.order_id IS NOT NULL ORDER BY r.id")
+    week_ago = db.encode_datetime(world.now - timedelta(days=7))
+    replacement_pending = f"[{ticket}] Replacement approved; {promise.pending}."
+    assert injected(world, "replacements_placed", res, ("UPDATE resolution SET details = ?, created_at = ? WHERE id = ?",
+                                                        (replacement_pending, week_ago, res))) == []
+    resend_pending = f"[{ticket}] Item missed at packing; re-send approved; {promise.resend.pending}."
+    world.conn.execute("UPDATE resolution SET details = ? WHERE id = ?", (resend_pending, res))
+    found = [f.message for f in lint(world) if f.check == "replacements_placed" and f.entity_id == res]
+    assert len(found) == 1 and "but no replacement order was placed by" in found[0]
 
 
 def test_restocking_fees_flags_a_fee_on_an_unopened_cpu(world: World) -> None:
@@ -936,7 +1019,7 @@ def test_resolution_details_flags_a_missing_item_returned_as_faulty(world: World
                      ("UPDATE resolution SET outcome = 'replacement_sent', details = 'Replacement unit shipped; customer "
                       "to return the faulty one with the prepaid label.' WHERE id = ?", (resolution,)))
     messages = [f.message for f in found]
-    assert len(messages) == 2 and "Nothing to return" in messages[0] and "no order records a replacement" in messages[1]
+    assert len(messages) == 2 and "nothing to return" in messages[0] and "no order records a replacement" in messages[1]
 
 
 def test_resolution_details_flags_a_replacement_approved_without_its_pending_order(world: World) -> None:

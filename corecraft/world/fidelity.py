@@ -89,9 +89,21 @@ _TEMPLATE_FIELDS = {"date": r"\d{4}-\d{2}-\d{2}", "order_id": r"ord-\d{6}-\d{3}"
 """What each ``{field}`` of a :class:`ReplacementPromise` text stands for, as a regex."""
 
 
+class ResendPromise(_Data):
+    approval: str
+    """Words of a resolution approving a re-send of an item missing from its order (a regex)."""
+    pending: str
+    """The words such a resolution must also say: when the re-send order comes."""
+    placed: str
+    """What it says instead once the order is placed (``{date}`` fulfillment logged the shortfall, ``{order_id}``)."""
+    business_days: tuple[int, int]
+    """The fewest and most carrier business days from the approval until fulfillment logs the shortfall (nothing
+    is sent back first)."""
+
+
 class ReplacementPromise(_Data):
     approval: str
-    """Words of a resolution approving a replacement (a regex)."""
+    """Words of a resolution approving a replacement or a re-send (a regex)."""
     pending: str
     """The words such a resolution must also say: when the replacement order comes."""
     placed: str
@@ -102,35 +114,58 @@ class ReplacementPromise(_Data):
     """What it says instead when the unit had already been replaced (``{order_id}``) by then."""
     return_business_days: tuple[int, int]
     """The fewest and most carrier business days from the approval until returns logs the unit sent back."""
+    resend: ResendPromise
+    """The same promise for an item missing from its order: re-sent, with nothing to send back first."""
+
+    def resends(self, details: str) -> bool:
+        """Whether ``details`` approve a re-send of a missing item rather than a replacement."""
+        return re.search(self.resend.approval, details) is not None
+
+    def business_days(self, details: str) -> tuple[int, int]:
+        """The fewest and most carrier business days from the approval ``details`` tell of until its order is
+        placed (a re-send's shortfall is logged sooner than a return arrives)."""
+        return self.resend.business_days if self.resends(details) else self.return_business_days
+
+    def pending_in(self, details: str) -> bool:
+        """Whether ``details`` still promise an order to come (a replacement's or a re-send's)."""
+        return self.pending in details or self.resend.pending in details
 
     def settled(self, details: str, outcome: str, **values: str) -> str:
-        """``details`` once returns logged the unit: up to the promise, then ``outcome`` (one of
-        :data:`SETTLED`) filled with ``values`` (what followed the promise, the unit still to be sent back, is
-        past)."""
-        return f"{details.split(self.pending, 1)[0]}{getattr(self, outcome).format(**values)}."
+        """``details`` once returns (or, for a re-send, fulfillment) logged the unit: up to the promise, then
+        ``outcome`` (one of :data:`SETTLED`) filled with ``values`` (what followed the promise, the unit still to
+        be sent back, is past)."""
+        resend = self.resends(details)
+        pending = self.resend.pending if resend else self.pending
+        said = self.resend.placed if resend and outcome == "placed" else getattr(self, outcome)
+        return f"{details.split(pending, 1)[0]}{said.format(**values)}."
 
     @cached_property
-    def settled_regexes(self) -> dict[str, re.Pattern[str]]:
-        """Each of :data:`SETTLED` as said with any values (a named group per ``{field}``)."""
-        return {outcome: _template_regex(getattr(self, outcome)) for outcome in SETTLED}
+    def settled_regexes(self) -> list[tuple[str, re.Pattern[str]]]:
+        """Each of :data:`SETTLED` (and a re-send's ``placed``) as said with any values (a named group per
+        ``{field}``)."""
+        return [(outcome, _template_regex(getattr(self, outcome))) for outcome in SETTLED] \
+            + [("placed", _template_regex(self.resend.placed))]
 
     def settlement(self, details: str) -> tuple[str, re.Match[str]] | None:
-        """What ``details`` say became of the replacement (one of :data:`SETTLED`), with a group per field of
-        its text; None when they say none did."""
-        for outcome, regex in self.settled_regexes.items():
+        """What ``details`` say became of the replacement or re-send (one of :data:`SETTLED`), with a group per
+        field of its text; None when they say none did."""
+        for outcome, regex in self.settled_regexes:
             found = regex.search(details)
             if found:
                 return outcome, found
         return None
 
     def says(self, text: str, details: str) -> bool:
-        """Whether ``details`` say ``text`` (a resolution text), or it with its promise of a replacement order
-        settled."""
+        """Whether ``details`` say ``text`` (a resolution text), or it with its promise of a replacement or
+        re-send order settled."""
         if text in details:
             return True
-        head, promised, _ = text.partition(self.pending)
-        return bool(promised) and any(re.search(re.escape(head) + regex.pattern, details)
-                                      for regex in self.settled_regexes.values())
+        for pending in (self.pending, self.resend.pending):
+            head, promised, _ = text.partition(pending)
+            if promised and any(re.search(re.escape(head) + regex.pattern, details)
+                                for _, regex in self.settled_regexes):
+                return True
+        return False
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -393,6 +428,9 @@ class Fidelity(_Data):
     """What a return ticket says of the item's condition, which decides the restocking fee."""
     several_units: str
     """Words of a return ticket about several units of its item (a regex): else it returns one."""
+    never_received: str
+    """Words of a ticket reporting the item it names never came, no unit of it (a regex): no later ticket on the
+    order installs, returns or replaces it (:func:`told_products`)."""
 
     @model_validator(mode="after")
     def _places_hold_together(self) -> Fidelity:
@@ -823,14 +861,22 @@ STORY_TICKET_TYPES = ("return", "troubleshooting", "order_issue")
 """Ticket types that tell a story of an item (why it goes back, what is wrong with it, what came instead)."""
 
 
-def told_products(ticket: Row, text: str, earlier: Iterable[Row], named: Callable[[Row], Iterable[str]]) -> set[str]:
-    """The products an earlier return ticket about ``ticket``'s order told a story of (``named``: the products a
-    ticket names), of which ``ticket`` saying ``text``, if of a :data:`STORY_TICKET_TYPES` type, may not tell
-    another, unless it follows up on the return or quotes that ticket."""
-    if not ticket["order_id"] or ticket["type"] not in STORY_TICKET_TYPES or RETURN_FOLLOW_UP.search(text):
+def told_products(ticket: Row, text: str, earlier: Iterable[Row], named: Callable[[Row], Iterable[str]],
+                  never_received: str) -> set[str]:
+    """The products an earlier ticket about ``ticket``'s order told a story of (``named``: the products a ticket
+    names), of which ``ticket`` saying ``text``, if of a :data:`STORY_TICKET_TYPES` type, may not tell another:
+    those of a return ticket, unless it follows up on the return, and those reported missing from the box
+    (``never_received``: the words of such a report, a regex), never there to install or send back; either
+    unless it quotes that ticket."""
+    if not ticket["order_id"] or ticket["type"] not in STORY_TICKET_TYPES:
         return set()
-    return {p for e in earlier if e["type"] == "return" and e["order_id"] == ticket["order_id"]
-            and e["created_at"] < ticket["created_at"] and e["id"] not in text for p in named(e)}
+    before = [e for e in earlier if e["order_id"] == ticket["order_id"] and e["created_at"] < ticket["created_at"]
+              and e["id"] not in text]
+    told = {p for e in before if re.search(never_received, f"{e['subject']}\n{e['body']}", re.IGNORECASE)
+            for p in named(e)}
+    if RETURN_FOLLOW_UP.search(text):
+        return told
+    return told | {p for e in before if e["type"] == "return" for p in named(e)}
 
 
 TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)
@@ -925,8 +971,10 @@ NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "
 COUNT_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bhad (\w+) items\b"), "order_items"),
     (re.compile(r"\bordered (\w+) of ([\w-]+)"), "sku_quantity"),
+    (re.compile(r"\b(everything) else (?:is|was) there\b", re.IGNORECASE), "other_units"),
 )
-"""How many items a ticket says its order had (the order's lines or units), or how many of one SKU it ordered."""
+"""How many items a ticket says its order had (the order's lines or units), how many of one SKU it ordered, or
+that it had units besides the one it speaks of (an item missing from a box the rest of the order came in)."""
 
 
 def _number(word: str) -> int | None:
@@ -944,6 +992,10 @@ def count_problems(text: str, items: Sequence[tuple[str, int]]) -> list[str]:
     for pattern, kind in COUNT_CLAIMS:
         for match in pattern.finditer(text):
             said = _number(match.group(1))
+            if kind == "other_units":
+                if sum(q for _, q in items) < 2:
+                    problems.append(f"says {match.group(0)!r}; the order has no unit besides the one it speaks of")
+                continue
             if kind == "order_items":
                 real = {len(items), sum(q for _, q in items)}
                 what = f"{len(items)} line(s), {sum(q for _, q in items)} unit(s)"

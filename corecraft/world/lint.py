@@ -1031,14 +1031,16 @@ def refund_line_fit(r: Records) -> list[Finding]:
 
 def ticket_stories(r: Records) -> list[Finding]:
     """Tickets on one order tell one story of each item: a later ticket does not tell another of an item an
-    earlier return ticket on the order told one of (unless it follows up on that return or quotes the ticket)."""
+    earlier return ticket on the order told one of (unless it follows up on that return or quotes the ticket),
+    nor of one an earlier ticket reported missing from the box (it was never there to install or send back)."""
     found = []
     for t in r.tickets.values():
         text = f"{t['subject']}\n{t['body']}"
         told = told_products(t, text, r.tickets_of.get(t["order_id"] or "", []),
-                             lambda e: [p["id"] for p in r.named_products(f"{e['subject']}\n{e['body']}")])
+                             lambda e: [p["id"] for p in r.named_products(f"{e['subject']}\n{e['body']}")],
+                             r.rules.never_received)
         found += [Finding("ticket_stories", t["id"], f"tells another story of {p['id']} than an earlier return "
-                          "ticket on its order") for p in r.named_products(text) if p["id"] in told]
+                          "or missing-item ticket on its order") for p in r.named_products(text) if p["id"] in told]
     return found
 
 
@@ -1157,7 +1159,7 @@ def resolution_details(r: Records) -> list[Finding]:
         found += [Finding("resolution_details", res["id"], f"speaks of {name.replace('_', ' ')} but {t['id']} "
                           f"({t['subject']!r}) is not about it") for name, topic in r.rules.detail_topics.items()
                   if re.search(topic.pattern, res["details"]) and not topic.fits(f"{t['subject']}\n{t['body']}", True)]
-        if re.search(promise.approval, res["details"]) and promise.pending not in res["details"] \
+        if re.search(promise.approval, res["details"]) and not promise.pending_in(res["details"]) \
                 and promise.settlement(res["details"]) is None:
             found.append(Finding("resolution_details", res["id"], "approves a replacement without saying its order "
                                  f"follows once the unit is back ({promise.pending!r}) or what became of it"))
@@ -1186,7 +1188,8 @@ def replacement_records(r: Records) -> list[Finding]:
 
 def replacements_placed(r: Records) -> list[Finding]:
     """A replacement approved (``replacement_promise.approval``) is settled once returns logs the unit sent back,
-    at most ``return_business_days`` carrier business days after the approval: by then the approval names its
+    at most ``return_business_days`` carrier business days after the approval (a re-send of a missing item once
+    fulfillment logs the shortfall, at most ``resend.business_days`` after it): by then the approval names its
     replacement order (``placed``: an order replacing the ticket's order, placed on the day it says), or the
     refund the unit had been returned for (``refunded``: a return on the ticket's order made by then), or the
     order that had replaced the unit already (``replaced_before``: placed by then)."""
@@ -1196,7 +1199,7 @@ def replacements_placed(r: Records) -> list[Finding]:
         t = r.tickets[res["ticket_id"]]
         if t["order_id"] is None or not re.search(promise.approval, res["details"]):
             continue
-        due = add_business_days(res["created_at"], promise.return_business_days[1],
+        due = add_business_days(res["created_at"], promise.business_days(res["details"])[1],
                                 r.policy.carrier_holidays).replace(hour=23, minute=59)
         settled = promise.settlement(res["details"])
         if settled is None:
@@ -1267,6 +1270,31 @@ def replacement_orders(r: Records) -> list[Finding]:
     return found
 
 
+def never_received_items(r: Records) -> list[Finding]:
+    """An item a ticket reported never came (``never_received``) is not returned for a refund after the report,
+    nor replaced by any order but the report's own re-send, unless that re-send was placed first."""
+    found = []
+    for t in r.tickets.values():
+        if not t["order_id"] or not re.search(r.rules.never_received, f"{t['subject']}\n{t['body']}", re.IGNORECASE):
+            continue
+        missing = {p["id"] for p in r.named_products(f"{t['subject']}\n{t['body']}")}
+        resent = [r.orders[placed["order_id"]] for res in r.resolutions.values() if res["ticket_id"] == t["id"]
+                  and (placed := r.placed_replacement(res)) and placed["order_id"] in r.orders]
+        since = min((o["created_at"] for o in resent), default=None)
+        for refund in r.refunds_before(t["order_id"], r.now):
+            products = {r.line_product[ln["order_line_id"]] for ln in refund["lines"]} & missing
+            if products and refund["created_at"] > t["created_at"] and (since is None or refund["created_at"] < since):
+                found.append(Finding("never_received_items", refund["id"], f"refunds {', '.join(sorted(products))} "
+                                     f"as returned, which {t['id']} reported never came"))
+        for order in r.replacements_of.get(t["order_id"], []):
+            products = {ln["product_id"] for ln in r.lines.get(order["id"], [])} & missing
+            if products and order not in resent and order["created_at"] > t["created_at"] \
+                    and (since is None or order["created_at"] < since):
+                found.append(Finding("never_received_items", order["id"], f"replaces {', '.join(sorted(products))}, "
+                                     f"which {t['id']} reported never came (and no re-send was placed first)"))
+    return found
+
+
 def duplicate_ticket_texts(r: Records) -> list[Finding]:
     """No two tickets share a body word for word (a template's tell, not a customer's)."""
     return _repeats("duplicate_ticket_texts", r.tickets.values(), "created_at", "body", "body")
@@ -1280,7 +1308,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, customer_phones, handbook_steps,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, escalation_fit, resolution_fit, resolution_details, replacement_records, replacements_placed,
-    replacement_orders, duplicate_ticket_texts, slack_claims,
+    replacement_orders, never_received_items, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
     slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats, ticket_raw_ids,

@@ -274,7 +274,8 @@ class CommerceMixin(GeneratorBase):
 
     def replacement_orders(self) -> None:
         """A replacement approved on a ticket becomes a no-charge order once returns logs the unit sent back,
-        ``return_business_days`` carrier business days after the approval: the replaced product for the
+        ``return_business_days`` carrier business days after the approval (a re-send of an item missing from
+        its order once fulfillment logs the shortfall, ``resend.business_days`` after it): the replaced product for the
         replaced order's customer and address, $0 and with no payment, numbered after its day's orders (which
         keep their ids) and shipped as any order is, from randomness private to the ticket (the shared stream,
         and so every other record, stays as it was). The approval's details then say so, and its outcome is
@@ -295,7 +296,7 @@ class CommerceMixin(GeneratorBase):
         for res in self.rows[m.Resolution]:
             if res["_replaces"] is not None:
                 rng = self.local_rng("replacement", res["ticket_id"])
-                logged = add_business_days(res["created_at"], rng.randint(*promise.return_business_days),
+                logged = add_business_days(res["created_at"], rng.randint(*promise.business_days(res["details"])),
                                            self.policy.carrier_holidays).replace(hour=rng.randint(9, 16),
                                                                                  minute=rng.randint(0, 59))
                 if logged <= self.now:

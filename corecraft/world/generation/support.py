@@ -233,7 +233,8 @@ class SupportMixin(GeneratorBase):
             return None
         excluded = set() if RETURN_FOLLOW_UP.search(template) else story.excluded
         quoting_ticket = template.replace("{ticket_id}", references[-1]["id"] if references else "")
-        excluded = excluded | told_products(t, quoting_ticket, story.earlier_tickets, _named)
+        excluded = excluded | told_products(t, quoting_ticket, story.earlier_tickets, _named,
+                                            rules.never_received)
         if rules.prospective(template):  # a part they may get is not one they hold
             excluded = excluded | {p["id"] for p in story.held}
         if names_product and ((allowed is not None and product["category"] not in allowed)
@@ -312,7 +313,9 @@ class SupportMixin(GeneratorBase):
         refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)  # by payment id
         returned: set[str] = set()  # the order lines refunded so far
         promise = self.seeds.fidelity.replacement_promise
+        reports = self.missing_reports()
         for n, t in enumerate(self.rows[m.SupportTicket]):
+            missing = {p for when, p in reports[t["order_id"] or ""] if when < t["updated_at"]}
             order = orders.get(t["order_id"]) if t["order_id"] else None
             payment = payments.get(order["id"]) if order else None
             if payment is not None:
@@ -328,7 +331,8 @@ class SupportMixin(GeneratorBase):
                 escalation = self.escalation(n, t, staff, self.local_rng("safety-escalation", t["id"]))
             if t["status"] in ("resolved", "closed"):
                 resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
-                outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded, returned)
+                outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded,
+                                               returned, missing)
                 if refund is not None and refund["reason"] == "price_adjustment" \
                         and not self.refit_ticket_text(t, refund, products[refund["_line"]["product_id"]], ships):
                     outcome, refund = "no_action", None  # no text asks for that drop: nothing refunded
@@ -358,11 +362,13 @@ class SupportMixin(GeneratorBase):
                     order["updated_at"] = max(order["updated_at"], refund["created_at"])
                 details = self.details(t, outcome, refund, products[t["_named"]]["category"] if t["_named"] else None)
                 approved = outcome == "replacement_sent" and re.search(promise.approval, details) is not None
-                resolutions.append({  # a replacement is placed once the return is logged (replacement_orders)
-                    "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],
+                resolutions.append({  # a replacement (re-send) is placed once the return (shortfall) is logged
+                    "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],  # (replacement_orders)
                     "outcome": "no_action" if outcome == "replacement_sent" else outcome,
                     "refund": refund, "created_at": t["updated_at"], "_details": details,
-                    "_replaces": self.replaced_units(t, order, lines_by_order, returned) if approved else None,
+                    "_replaces": self.replaced_units(t, order, lines_by_order, returned, missing,
+                                                    promise.resends(details))
+                    if approved else None,
                 })
             if escalation is not None and self.fit_escalation(escalation, t, order, ships.get(t["order_id"] or ""),
                                                               employees[escalation["created_by_id"]], tiers[t["customer_id"]]):
@@ -386,20 +392,32 @@ class SupportMixin(GeneratorBase):
         self.rows[m.Resolution] = resolutions
         self.rows[m.Escalation] = escalations
 
+    def missing_reports(self) -> dict[str, list[tuple[datetime, str]]]:
+        """By order, when a ticket reported which product never came (``never_received``): one story per item,
+        so it is not returned or replaced after (only the report's own re-send sends it)."""
+        pattern = self.seeds.fidelity.never_received
+        reports: dict[str, list[tuple[datetime, str]]] = defaultdict(list)
+        for t in self.rows[m.SupportTicket]:
+            if t["order_id"] and t["_named"] and re.search(pattern, f"{t['subject']}\n{t['body']}", re.IGNORECASE):
+                reports[t["order_id"]].append((t["created_at"], t["_named"]))
+        return reports
+
     def replaced_units(self, t: dict[str, Any], order: dict[str, Any] | None,
-                       lines_by_order: dict[str, list[dict[str, Any]]],
-                       returned: set[str]) -> tuple[dict[str, Any], str, int] | None:
+                       lines_by_order: dict[str, list[dict[str, Any]]], returned: set[str], missing: set[str],
+                       resend: bool = False) -> tuple[dict[str, Any], str, int] | None:
         """What a replacement approved on ``t`` replaces: its order, the product (the one the ticket names if
-        the order has it, else one of the order's lines not returned (refunded) so far, drawn from the ticket's
-        own randomness) and how many units (one, unless the ticket speaks of several); None for a ticket about
-        no order."""
+        the order has it, else one of the order's lines not returned (refunded) so far nor reported ``missing``
+        by an earlier ticket, drawn from the ticket's own randomness) and how many units (one, unless the ticket
+        speaks of several; a ``resend`` of a missing item always one: "ordered 2 ... only received 1"); None for a
+        ticket about no order."""
         if order is None:
             return None
         lines = lines_by_order[order["id"]]
         line = next((ln for ln in lines if ln["product_id"] == t["_named"]), None) \
-            or self.local_rng("replaced-line", t["id"]).choice([ln for ln in lines if ln["id"] not in returned] or lines)
+            or self.local_rng("replaced-line", t["id"]).choice(
+                [ln for ln in lines if ln["id"] not in returned and ln["product_id"] not in missing] or lines)
         several = re.search(self.seeds.fidelity.several_units, f"{t['subject']}\n{t['body']}", re.IGNORECASE)
-        return order, line["product_id"], line["quantity"] if several else 1
+        return order, line["product_id"], line["quantity"] if several and not resend else 1
 
     def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], product: dict[str, Any],
                           ships: dict[str, dict[str, Any]]) -> bool:
@@ -436,7 +454,7 @@ class SupportMixin(GeneratorBase):
         kept = {p["category"] for p in story.lines if p["id"] not in gone}
         text = f"{t['subject']}\n{t['body']}"
         stale = symptom_problems(text, [], kept, self.seeds.fidelity) if not t["_named"] else []
-        told = told_products(t, text, story.earlier_tickets, _named)
+        told = told_products(t, text, story.earlier_tickets, _named, self.seeds.fidelity.never_received)
         if ((t["_named"] in gone or stale) and t["type"] != "billing" and not RETURN_FOLLOW_UP.search(text)) \
                 or t["_named"] in told \
                 or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
@@ -462,7 +480,9 @@ class SupportMixin(GeneratorBase):
     def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
                 ships: dict[str, dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
                 products: dict[str, dict[str, Any]], refunded: dict[str, float],
-                returned: set[str]) -> tuple[str, dict[str, Any] | None]:
+                returned: set[str], missing: set[str]) -> tuple[str, dict[str, Any] | None]:
+        """What became of a resolved ticket: its outcome and the refund it issued (None: none). A return
+        refunds a line not returned before nor reported ``missing`` from the box by an earlier ticket."""
         kind = t["type"]
         o: dict[str, Any] = order or {}  # both are set whenever ``usable``
         p: dict[str, Any] = payment or {}
@@ -474,12 +494,13 @@ class SupportMixin(GeneratorBase):
             drawn = self.rng.choice(lines_by_order[o["id"]])
             roll = self.rng.random() if products[drawn["product_id"]]["category"] in fee_categories else 1.0
             line = drawn
-            if drawn["id"] in returned:  # a line is returned once: another of the order's, if any is left
+            kept = [ln for ln in lines_by_order[o["id"]] if ln["id"] not in returned and ln["product_id"] not in missing]
+            if drawn not in kept:  # a line is returned once, one never received never: another, if any is left
                 rng = self.local_rng("return-line", t["id"])
-                line = rng.choice([ln for ln in lines_by_order[o["id"]] if ln["id"] not in returned] or [drawn])
+                line = rng.choice(kept or [drawn])
                 roll = rng.random()
             category = products[line["product_id"]]["category"]
-            unit_price = line["unit_price"] if line["id"] not in returned else 0.0
+            unit_price = line["unit_price"] if line in kept else 0.0
             paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
             refund = {"payment_id": p["id"], "reason": "return",
                       "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}],
