@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "e44a0a3e53e8b5502a462af609b0afe553e698f8b42df5ada52364f7665282b3"
+DEFAULT_WORLD_HASH = "4f3452dc2e3cfe82a663627655341ade60ed8f4b5dd1fb99dd883e5e1d9e0bd0"
 
 
 @pytest.mark.slow
