@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "4f3452dc2e3cfe82a663627655341ade60ed8f4b5dd1fb99dd883e5e1d9e0bd0"
+DEFAULT_WORLD_HASH = "9e1d272e123fab0f155959256930d9ee22f634e5c41a517cecdc468703ab14c9"
 
 
 @pytest.mark.slow

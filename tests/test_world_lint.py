@@ -346,6 +346,13 @@ def test_order_compatibility_flags_a_basket_of_two_platforms(world: World) -> No
     assert len(found) == 1 and "DDR4 memory for a CPU that takes DDR5" in found[0].message
 
 
+def test_stale_tickets_flags_a_ticket_left_waiting_for_months(world: World) -> None:
+    ticket, created = pick(world, "stale_tickets", "SELECT id, created_at FROM supportticket ORDER BY created_at")
+    found = injected(world, "stale_tickets", ticket, ("UPDATE supportticket SET status = 'pending_customer', updated_at = ? "
+                                                      "WHERE id = ?", (created, ticket)))
+    assert len(found) == 1 and "is still pending_customer" in found[0].message
+
+
 def test_build_dates_flags_a_build_younger_than_its_order(world: World) -> None:
     order, build, created = pick(world, "build_dates", "SELECT id, build_id, created_at FROM \"order\" WHERE build_id IS NOT NULL "
                                        "ORDER BY id")
@@ -900,8 +907,10 @@ def test_slack_tickets_flags_a_topic_and_a_customer_the_ticket_lacks(world: Worl
 
 def test_slack_ticket_states_flags_an_open_ticket_closed_and_a_resolution_credited_to_another(world: World) -> None:
     message, ts = pick(world, "slack_ticket_states", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
-    untouched, status = one(world, "SELECT id, status FROM supportticket WHERE id NOT IN (SELECT ticket_id FROM resolution) "
-                                   "AND created_at < ? ORDER BY id LIMIT 1", ts)
+    untouched, = one(world, "SELECT id FROM supportticket WHERE created_at < ? ORDER BY created_at DESC LIMIT 1", ts)
+    world.conn.execute("DELETE FROM resolution WHERE ticket_id = ?", (untouched,))  # still being worked on
+    world.conn.execute("UPDATE supportticket SET status = 'open', updated_at = created_at WHERE id = ?", (untouched,))
+    status = "open"
     resolved, resolver = one(world, "SELECT t.id, e.name FROM supportticket t JOIN resolution r ON r.ticket_id = t.id "
                                     "JOIN employee e ON e.id = r.resolved_by_id WHERE r.created_at < ? ORDER BY t.id "
                                     "LIMIT 1", ts)

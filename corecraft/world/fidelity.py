@@ -1147,6 +1147,13 @@ def assigned_warehouse(destination: str, items: Sequence[Row], rules: Fidelity) 
     return min(WAREHOUSE_OF_CITY, key=key)
 
 
+def stale_details(days: int) -> str:
+    """The resolution details of a ticket closed because the customer did not reply for ``days`` days after
+    our last message (``stale_ticket_days`` in the policy, the ticket-status article)."""
+    return (f"No reply from the customer in the {days} days after our last message; closed as the ticket-status "
+            "article says. A new message from the customer opens a new ticket.")
+
+
 def origin_problem(events: Sequence[Row], address: Row, items: Sequence[Row], rules: Fidelity,
                    stock_then_unknown: bool = False) -> str | None:
     """What is wrong with where a parcel (its scan ``events``) left from, for an order to ``address`` of

@@ -44,6 +44,7 @@ from corecraft.world.fidelity import (
     rule_shape,
     spec_problems,
     stale_dates,
+    stale_details,
     status_problems,
     symptom_problems,
     ticket_handlings,
@@ -1143,6 +1144,22 @@ SHIPPED_REPLACEMENT = re.compile(r"[Rr]eplacement (?:unit )?(?:has )?(?:shipped|
 out."""
 
 
+def stale_tickets(r: Records) -> list[Finding]:
+    """No ticket waits for ever: one open or waiting on the customer with no update for ``stale_ticket_days``
+    is closed (the ticket-status article), with a no_action resolution that says so."""
+    quiet = timedelta(days=r.policy.stale_ticket_days)
+    found = [Finding("stale_tickets", t["id"], f"is still {t['status']} with no update since {t['updated_at']:%Y-%m-%d}, "
+                     f"more than {r.policy.stale_ticket_days} days before now")
+             for t in r.tickets.values() if t["status"] in ("open", "pending_customer") and t["updated_at"] + quiet < r.now]
+    for res in r.resolutions.values():
+        t = r.tickets[res["ticket_id"]]
+        if res["details"].endswith(stale_details(r.policy.stale_ticket_days)) and (
+                t["status"] != "closed" or res["outcome"] != "no_action" or res["created_at"] != t["updated_at"]):
+            found.append(Finding("stale_tickets", res["id"], f"closes {t['id']} for want of a reply, but the ticket is "
+                                 f"{t['status']} and the resolution is {res['outcome']}, at {res['created_at']}"))
+    return found
+
+
 def resolution_details(r: Records) -> list[Finding]:
     """What the resolver wrote fits the ticket's issue (``issues[*].details`` in ``seeds/fidelity.yaml``: a
     missing item is not returned as faulty, transit damage is not "explained"), with a replacement promised
@@ -1153,7 +1170,8 @@ def resolution_details(r: Records) -> list[Finding]:
         details = r.rules.fit(t["type"], f"{t['subject']}\n{t['body']}").details
         fitting = [details[k] for k in PENDING_AS.get(res["outcome"], (res["outcome"],)) if k in details]
         promise = r.rules.replacement_promise
-        if fitting and not any(promise.says(f, res["details"]) for f in fitting):
+        went_quiet = t["status"] == "closed" and res["details"].endswith(stale_details(r.policy.stale_ticket_days))
+        if fitting and not went_quiet and not any(promise.says(f, res["details"]) for f in fitting):
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
                                  f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
         found += [Finding("resolution_details", res["id"], f"speaks of {name.replace('_', ' ')} but {t['id']} "
@@ -1307,7 +1325,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, customer_phones, handbook_steps,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
-    refund_units, escalation_fit, resolution_fit, resolution_details, replacement_records, replacements_placed,
+    refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
     replacement_orders, never_received_items, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
     slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,

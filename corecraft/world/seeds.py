@@ -93,6 +93,7 @@ class Policy(_Seed):
     return_window_days: dict[str, int]
     doa_window_days: int
     price_adjustment_days: int
+    stale_ticket_days: int
     restocking_fee_pct: float
     restocking_fee_categories: list[str]
     loyalty_discount_pct: dict[str, float]

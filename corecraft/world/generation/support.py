@@ -23,6 +23,7 @@ from corecraft.world.fidelity import (
     price_drops,
     reference_problem,
     restocked,
+    stale_details,
     status_problems,
     symptom_problems,
     told_products,
@@ -144,11 +145,16 @@ class SupportMixin(GeneratorBase):
         team = staff[TYPE_DEPARTMENT[kind]]
         assignee = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)["id"]
         updated = self.between(created, min(created + timedelta(days=6), self.now)) if status != "new" else created
+        stale = timedelta(days=self.policy.stale_ticket_days)
+        went_stale = status in ("open", "pending_customer") and updated + stale < self.now
+        if went_stale:  # no reply from the customer since: closed (kb ticket statuses)
+            status, updated = "closed", updated + stale
         return {
             "_order": n, "customer_id": customer["id"], "order_id": order["id"] if order else None,
             "build_id": build_id, "type": kind, "channel": self.pick(TICKET_CHANNELS), "priority": priority,
             "status": status, "assignee_id": assignee, "created_at": created, "updated_at": updated,
             "_phrase": self.rng.choice(self.seeds.phrases.tickets[kind]), "_customer": customer,
+            "_stale": went_stale,
         }
 
     def fill_ticket_text(self) -> None:
@@ -329,7 +335,11 @@ class SupportMixin(GeneratorBase):
             safety = t["status"] != "new" and self.seeds.fidelity.safety(f"{t['subject']}\n{t['body']}")
             if escalation is None and safety:  # a triaged safety issue goes to engineering (the KB)
                 escalation = self.escalation(n, t, staff, self.local_rng("safety-escalation", t["id"]))
-            if t["status"] in ("resolved", "closed"):
+            if t["_stale"]:
+                resolutions.append({"_order": n, "ticket_id": t["id"], "resolved_by_id": t["assignee_id"],
+                                    "outcome": "no_action", "refund": None, "created_at": t["updated_at"], "_replaces": None,
+                                    "_details": stale_details(self.policy.stale_ticket_days)})
+            elif t["status"] in ("resolved", "closed"):
                 resolver = employees[t["assignee_id"]] if t["assignee_id"] else self.rng.choice(staff["support"])
                 outcome, refund = self.outcome(t, order, payment, ships, lines_by_order, products, refunded,
                                                returned, missing)
@@ -376,6 +386,7 @@ class SupportMixin(GeneratorBase):
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
             t.pop("_named")
+            t.pop("_stale")
             if t["status"] != "new":  # triaged: the priority follows the KB's rules, the text's words too
                 order = orders.get(t["order_id"] or "")
                 t["priority"] = self.seeds.fidelity.ticket_priority(
