@@ -353,6 +353,17 @@ def test_stale_tickets_flags_a_ticket_left_waiting_for_months(world: World) -> N
     assert len(found) == 1 and "is still pending_customer" in found[0].message
 
 
+def test_slack_tickets_flags_a_months_old_ticket_spoken_of_as_live(world: World) -> None:
+    message, = pick(world, "slack_tickets", "SELECT id FROM slackmessage ORDER BY ts DESC")
+    oldest, = one(world, "SELECT id FROM supportticket WHERE id NOT IN (SELECT ticket_id FROM escalation) "
+                         "ORDER BY created_at LIMIT 1")
+    found = injected(world, "slack_tickets", message, ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                                                       (f"Is {oldest} still open? The customer says nobody has replied.",
+                                                        message)))
+    live = [f.message for f in found if "as a live case" in f.message]
+    assert len(live) == 1 and live[0].startswith(f"names {oldest}, written ") and live[0].endswith("more than 30 days later")
+
+
 def test_build_dates_flags_a_build_younger_than_its_order(world: World) -> None:
     order, build, created = pick(world, "build_dates", "SELECT id, build_id, created_at FROM \"order\" WHERE build_id IS NOT NULL "
                                        "ORDER BY id")
@@ -895,7 +906,8 @@ def test_brand_categories_flags_a_storage_brand_motherboard(world: World) -> Non
 def test_slack_tickets_flags_a_topic_and_a_customer_the_ticket_lacks(world: World) -> None:
     message, = pick(world, "slack_tickets", "SELECT id FROM slackmessage ORDER BY ts DESC")
     ticket, subject = one(world, "SELECT id, subject FROM supportticket WHERE subject || body NOT LIKE '%burning smell%' "
-                                 "AND created_at < (SELECT ts FROM slackmessage WHERE id = ?) ORDER BY id LIMIT 1", message)
+                                 "AND created_at < (SELECT ts FROM slackmessage WHERE id = ?) ORDER BY created_at DESC "
+                                 "LIMIT 1", message)
     other, = one(world, "SELECT c.name FROM customer c JOIN supportticket t ON t.id = ? WHERE c.id != t.customer_id "
                         "ORDER BY c.id LIMIT 1", ticket)
     found = injected(world, "slack_tickets", message,

@@ -394,6 +394,7 @@ class Fidelity(_Data):
     price_step_days: int
     """The fewest days a past price holds before the next change."""
     repeat_order_days: int
+    slack_ticket_days: int
     """The fewest days between two orders of one customer sharing most of a full set of parts (a saved build)."""
     undoable_steps: dict[str, str]
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
@@ -1152,6 +1153,15 @@ def stale_details(days: int) -> str:
     our last message (``stale_ticket_days`` in the policy, the ticket-status article)."""
     return (f"No reply from the customer in the {days} days after our last message; closed as the ticket-status "
             "article says. A new message from the customer opens a new ticket.")
+
+
+def stale_mention(ticket: Row, escalated_at: datetime | None, when: datetime, days: int) -> str | None:
+    """What is wrong with a Slack line at ``when`` naming ``ticket`` as a live case: it was written, or
+    escalated, within ``days`` (``slack_ticket_days``) before; None when it was."""
+    since = when - timedelta(days=days)
+    if ticket["created_at"] >= since or (escalated_at is not None and since <= escalated_at <= when):
+        return None
+    return f"names {ticket['id']}, written {ticket['created_at']:%Y-%m-%d}, as a live case more than {days} days later"
 
 
 def origin_problem(events: Sequence[Row], address: Row, items: Sequence[Row], rules: Fidelity,

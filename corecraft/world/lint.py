@@ -45,6 +45,7 @@ from corecraft.world.fidelity import (
     spec_problems,
     stale_dates,
     stale_details,
+    stale_mention,
     status_problems,
     symptom_problems,
     ticket_handlings,
@@ -766,7 +767,8 @@ def slack_categories(r: Records) -> list[Finding]:
 
 def slack_tickets(r: Records) -> list[Finding]:
     """A Slack line about a named ticket says what the ticket is about (``slack_ticket_topics``), speaks
-    of products on its order and of its own customer."""
+    of products on its order and of its own customer, and of a ticket written or escalated lately
+    (``slack_ticket_days``)."""
     escalated: dict[str, datetime] = {}
     for esc in r.escalations.values():
         escalated[esc["ticket_id"]] = min(esc["created_at"], escalated.get(esc["ticket_id"], esc["created_at"]))
@@ -775,6 +777,9 @@ def slack_tickets(r: Records) -> list[Finding]:
         ticket = r.tickets.get(next(iter(TICKET_ID.findall(msg["text"])), ""))
         if ticket is None:
             continue
+        stale = stale_mention(ticket, escalated.get(ticket["id"]), msg["ts"], r.rules.slack_ticket_days)
+        if stale is not None:
+            found.append(Finding("slack_tickets", msg["id"], stale))
         held = [r.products[ln["product_id"]] for ln in r.lines.get(ticket["order_id"] or "", [])]
         own = r.customers[ticket["customer_id"]]["name"]  # a look-alike customer may share it
         others = [c["name"] for c in r.customers.values() if c["name"] in msg["text"] and c["name"] != own]

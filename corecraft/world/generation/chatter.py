@@ -31,6 +31,7 @@ from corecraft.world.fidelity import (
     origin,
     rule_shape,
     stale_dates,
+    stale_mention,
     symptom_problems,
     ticket_handlings,
 )
@@ -443,6 +444,8 @@ class ChatterMixin(GeneratorBase):
         states = [s for _, s in self.seeds.fidelity.ticket_states_in(line)]
 
         def fits(t: dict[str, Any]) -> bool:
+            if stale_mention(t, records.escalated.get(t["id"]), story.ts, self.seeds.fidelity.slack_ticket_days):
+                return False
             if not all(s.holds(story.ts, t, records.handling[t["id"]]) for s in states):
                 return False
             escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
@@ -462,9 +465,12 @@ class ChatterMixin(GeneratorBase):
             else:
                 # a line saying the ticket was escalated looks among the escalated tickets only
                 escalated = [TicketTopic(pattern=".", ticket=".", escalated=True)] if any(s.escalated for s in states) else []
-                fitting = self.topic_tickets(topics + escalated, records).by(story.ts)
+                # a live case: written (or escalated) within slack_ticket_days before the line
+                lately = story.ts - timedelta(days=self.seeds.fidelity.slack_ticket_days)
+                fitting = self.topic_tickets(topics + escalated, records).between(lately, story.ts)
                 if states:  # a handling fits few tickets: look among a draw of those about the topics
-                    fitting = [t for t in rng.sample(fitting, min(len(fitting), CLAIM_DRAWS)) if fits(t)]
+                    fitting = rng.sample(fitting, min(len(fitting), CLAIM_DRAWS))
+                fitting = [t for t in fitting if fits(t)]
             if not fitting:
                 return False
             ticket = rng.choice(fitting)

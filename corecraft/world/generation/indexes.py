@@ -42,6 +42,11 @@ class Arrivals(Generic[T]):
             return self._arrived[:count]
         return [self._items[k] for k in sorted(self._positions[:count])]
 
+    def between(self, start: datetime, end: datetime) -> list[T]:
+        """The items that arrived after ``start`` and at or before ``end``, in the items' order."""
+        low, high = bisect_right(self._moments, start), bisect_right(self._moments, end)
+        return [self._items[k] for k in sorted(self._positions[low:high])]
+
 
 def _claim_spans(claim: SlackClaim, story: OrderStory, horizon: datetime) -> list[tuple[datetime, datetime]]:
     """Moments (closed spans) outside which ``claim`` cannot be borne out by ``story``'s order: a superset of
