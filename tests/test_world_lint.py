@@ -94,6 +94,15 @@ def test_duplicate_slack_texts_flags_the_copy(world: World) -> None:
     assert found == [Finding("duplicate_slack_texts", second, f"repeats the text of {first} word for word")]
 
 
+def rerouted(world: World, ship: str, events: list[dict[str, str]], address: dict[str, str]) -> list[str]:
+    """``shipment_routes``' messages on ``ship`` once it has ``events`` and its order ships to ``address``."""
+    order, = one(world, "SELECT order_id FROM shipment WHERE id = ?", ship)
+    found = injected(world, "shipment_routes", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)),
+                     ("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(address), order)))
+    return [f.message for f in found]
+
+
 def test_shipment_routes_flags_weekend_pickup_and_zigzag(world: World) -> None:
     ship, = pick(world, "shipment_routes", "SELECT id FROM shipment ORDER BY id")
     events = [
@@ -103,11 +112,7 @@ def test_shipment_routes_flags_weekend_pickup_and_zigzag(world: World) -> None:
         {"ts": "2025-09-09T09:00:00-04:00", "status": "in_transit", "location": "Phoenix, AZ"},
     ]
     address = {"label": "home", "line1": "1 Main St", "city": "Trenton", "state": "NJ", "zip": "08608"}
-    order, = one(world, "SELECT order_id FROM shipment WHERE id = ?", ship)
-    found = injected(world, "shipment_routes", ship,
-                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)),
-                     ("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(address), order)))
-    messages = [f.message for f in found]
+    messages = rerouted(world, ship, events, address)
     assert messages[0] == "picked up on Saturday (2025-09-06)"
     farther = [m.split(",")[0] for m in messages if "farther from Trenton, NJ than the warehouse Edison, NJ" in m]
     assert farther == ["goes to Ontario", "goes to Albany", "goes to Phoenix"]
@@ -125,11 +130,7 @@ def test_shipment_routes_flags_a_zigzag_judged_on_the_destination_city(world: Wo
         {"ts": "2025-09-11T09:00:00-04:00", "status": "in_transit", "location": "South Bend, IN"},
     ]
     address = {"label": "home", "line1": "1 Main St", "city": "South Bend", "state": "IN", "zip": "46601"}
-    order, = one(world, "SELECT order_id FROM shipment WHERE id = ?", ship)
-    found = injected(world, "shipment_routes", ship,
-                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)),
-                     ("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(address), order)))
-    messages = [f.message for f in found]
+    messages = rerouted(world, ship, events, address)
     assert "goes from Chicago, IL to Louisville, KY, away from South Bend, IN (117 km -> 384 km)" in messages
     assert any(m.startswith("turns back at Louisville, KY: Chicago, IL -> Louisville, KY -> South Bend, IN")
                for m in messages)
@@ -137,6 +138,7 @@ def test_shipment_routes_flags_a_zigzag_judged_on_the_destination_city(world: Wo
     events = [{**events[0], "location": "Columbus, OH"}, {**events[1], "location": "Charlotte, NC"}]
     lake_charles = {**address, "city": "Lake Charles", "state": "LA", "zip": "70601"}
     world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship))
+    order, = one(world, "SELECT order_id FROM shipment WHERE id = ?", ship)
     world.conn.execute("UPDATE \"order\" SET shipping_address = ? WHERE id = ?", (json.dumps(lake_charles), order))
     assert [f.message for f in lint(world) if f.check == "shipment_routes" and f.entity_id == ship] == [
         "goes from Columbus, OH to Charlotte, NC, 559 km for 141 km nearer Lake Charles, LA",
