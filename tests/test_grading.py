@@ -32,7 +32,9 @@ from corecraft.world.store import World
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
 # Facts of the tiny world (seed 1) the cases below lean on.
-TICKET = "tick-250720-001"  # cust-0001's troubleshooting ticket, pending_customer, normal priority
+TICKET = "tick-250720-001"  # cust-0001's troubleshooting ticket, normal priority (closed as stale; reopened below)
+REOPEN = {"update": "SupportTicket", "id": TICKET, "set": {"status": "pending_customer"}}
+"""Every probe's first setup step: the customer answered after all, so the ticket waits on us again."""
 ORDER, PAYMENT = "ord-250625-001", "pay-250625-001"  # that ticket's order; payment of $418.00, captured
 ACTOR = "emp-009"  # the first Support Agent I: the default actor, a member of #escalations and #general
 
@@ -52,7 +54,7 @@ def make_task(rubric: list[dict[str, Any]], minefields: list[dict[str, Any]] | N
               setup: list[dict[str, Any]] | None = None) -> Task:
     return Task.model_validate({
         "id": "grading_probe", "family": "grading_probe", "category": "reasoning", "difficulty": "easy",
-        "world": {"recipe": "tiny"}, "prompt": "A probe for the grader.", "setup": setup or [],
+        "world": {"recipe": "tiny"}, "prompt": "A probe for the grader.", "setup": [REOPEN, *(setup or [])],
         "reference_solution": {"calls": [], "reply": "done"},
         "rubric": rubric, "minefields": minefields or [], "reply_hygiene": False,
     })

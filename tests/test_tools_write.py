@@ -91,9 +91,10 @@ def refund_args(c: dict[str, Any], amount: float | None = None, reason: str = "r
 
 
 def open_ticket_on(ctx: ToolContext, order_id: str | None) -> str:
-    """A ticket that is not closed, attached to ``order_id`` (test setup)."""
-    ticket = one(ctx, "SELECT id FROM supportticket WHERE status IN ('new', 'open', 'pending_customer') "
-                      "ORDER BY id")[0]
+    """The latest ticket, reopened (no resolution) and attached to ``order_id`` (test setup: the tiny world's
+    queue is settled, every ticket in it older than the stale-ticket rule allows to wait)."""
+    ticket = one(ctx, "SELECT id FROM supportticket ORDER BY created_at DESC")[0]
+    ctx.conn.execute("DELETE FROM resolution WHERE ticket_id = ?", (ticket,))
     ctx.conn.execute("UPDATE supportticket SET order_id = ?, status = 'open' WHERE id = ?", (order_id, ticket))
     return ticket
 

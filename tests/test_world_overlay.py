@@ -22,7 +22,7 @@ from corecraft.world.store import World
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
-TICKET = "tick-250720-001"
+TICKET = "tick-250904-001"  # the tiny world's latest resolved ticket, normal priority
 BUMP = ("update_ticket_status", {"ticket_id": TICKET, "priority": "high"})
 PRIORITY = "SELECT priority FROM supportticket WHERE id = ?"
 
