@@ -11,7 +11,7 @@ SLAs and holidays come from ``seeds/policy.yaml``.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -1297,12 +1297,15 @@ def never_received_items(r: Records) -> list[Finding]:
     """An item a ticket reported never came (``never_received``) is not returned for a refund after the report,
     nor replaced by any order but the report's own re-send, unless that re-send was placed first."""
     found = []
+    settled: dict[str, list[Row]] = defaultdict(list)  # resolutions by ticket
+    for res in r.resolutions.values():
+        settled[res["ticket_id"]].append(res)
     for t in r.tickets.values():
         if not t["order_id"] or not re.search(r.rules.never_received, f"{t['subject']}\n{t['body']}", re.IGNORECASE):
             continue
         missing = {p["id"] for p in r.named_products(f"{t['subject']}\n{t['body']}")}
-        resent = [r.orders[placed["order_id"]] for res in r.resolutions.values() if res["ticket_id"] == t["id"]
-                  and (placed := r.placed_replacement(res)) and placed["order_id"] in r.orders]
+        resent = [r.orders[placed["order_id"]] for res in settled[t["id"]]
+                  if (placed := r.placed_replacement(res)) and placed["order_id"] in r.orders]
         since = min((o["created_at"] for o in resent), default=None)
         for refund in r.refunds_before(t["order_id"], r.now):
             products = {r.line_product[ln["order_line_id"]] for ln in refund["lines"]} & missing
