@@ -202,6 +202,16 @@ SETUP_RECORDS = {
                       "has phone (441) 283-9917, whose area code 441 is no listed US city's"),
     "unwritten_fictional_line": ("{update: Customer, id: cust-0003, set: {phone: (503) 5550171}}",
                                  "has phone '(503) 5550171', not a US number written (NNN) NXX-XXXX"),
+    # The tiny world's ord-250605-001 (2025-06-05) bought the NR200P during its $148 spell (it is $129 today); the
+    # Z890 Prime sold at $229 then, $240 from 2025-08-07 to 2025-08-16.
+    "line_at_the_price_of_the_day": ("{update: OrderLine, id: ord-250605-001-L1, set: {quantity: 1}}", None),
+    "line_at_todays_price_in_a_spell": ("{update: OrderLine, id: ord-250605-001-L1, set: {unit_price: 129.0}}",
+                                        "OrderLine ord-250605-001-L1 charges $129.00 for CASE-CM-NR200P-V2, listed at "
+                                        "$148.00 on 2025-06-05"),
+    "line_at_a_past_price": ("{insert: OrderLine, row: {id: ord-250605-001-L9, order_id: ord-250605-001, "
+                             "product_id: MB-ASUS-Z890-PRIME-P, quantity: 1, unit_price: 240.0}}",
+                             "OrderLine ord-250605-001-L9 charges $240.00 for MB-ASUS-Z890-PRIME-P, listed at $229.00 "
+                             "on 2025-06-05"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
     "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
@@ -217,7 +227,7 @@ SETUP_RECORDS = {
 
 
 @pytest.mark.parametrize("name", sorted(SETUP_RECORDS))
-def test_setup_shipments_and_customers_are_held_to_the_worlds_rules(name: str, tmp_path: Path) -> None:
+def test_setup_shipments_customers_and_lines_are_held_to_the_worlds_rules(name: str, tmp_path: Path) -> None:
     step, wrong = SETUP_RECORDS[name]
     path = tmp_path / f"{name}.yaml"
     path.write_text(_setup_step(step), encoding="utf-8")

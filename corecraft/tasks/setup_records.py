@@ -10,6 +10,10 @@ format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A Sup
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
 placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's,
 as ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's, seeded or set up.
+A setup OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's order_prices holds
+the world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was
+placed (the ``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a
+no-charge replacement order (``replaces_order_id``); the order may be seeded, updated or set up.
 Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
 it keeps.
 """
@@ -23,7 +27,7 @@ from typing import Any
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import SetupInsert, SetupStep
 from corecraft.world import db, models
-from corecraft.world.fidelity import origin_problem
+from corecraft.world.fidelity import line_price_problem, origin_problem
 from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
@@ -35,7 +39,8 @@ Report = Callable[[tuple[object, ...], str], list[Problem]]
 
 
 def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
-    """What betrays setup step ``index`` (a Shipment, SupportTicket or Customer row) as written by an author."""
+    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer or OrderLine row) as written by an
+    author."""
     table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
     given = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
@@ -57,7 +62,19 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
         return [] if row is None else [p for message in _phone_problems(row, world, seeds)
                                        for p in problem("phone", message)]
+    if table == "OrderLine":
+        row = db.fetch(world.conn, models.OrderLine, str(row_id), world.tz)
+        return [] if row is None or (wrong := _line_price_problem(row, world)) is None else problem("unit_price", wrong)
     return []
+
+
+def _line_price_problem(line: dict[str, Any], world: World) -> str | None:
+    """What is wrong with a line's unit price as it stands after the setup, with its order's (None: nothing)."""
+    order = db.fetch(world.conn, models.Order, str(line["order_id"]), world.tz)
+    product = db.fetch(world.conn, models.Product, str(line["product_id"]), world.tz)
+    if order is None or product is None:
+        return None
+    return line_price_problem(line, product, _moment(order["created_at"], world), order["replaces_order_id"])
 
 
 def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[tuple[str, str]]:

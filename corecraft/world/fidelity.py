@@ -1071,6 +1071,22 @@ def price_at(product: Row, when: datetime) -> float:
     return float(product["price"])
 
 
+CENT = 0.011
+"""Two amounts of money this close are the same amount (a rounding's worth apart)."""
+
+
+def line_price_problem(line: Row, product: Row, ordered: datetime, replaces: str | None) -> str | None:
+    """What is wrong with an order line's unit price, if anything: it is ``product``'s price when the order was
+    placed at ``ordered`` (:func:`price_at`), and $0 on a no-charge replacement of order ``replaces``. Shared by
+    lint's order_prices and ``corecraft tasks check``'s setup rows, so both say it alike."""
+    expected = 0.0 if replaces is not None else price_at(product, ordered)
+    if abs(line["unit_price"] - expected) <= CENT:
+        return None
+    listed = (f"on a no-charge replacement of {replaces}" if replaces is not None
+              else f"listed at ${expected:.2f} on {ordered:%Y-%m-%d}")
+    return f"charges ${line['unit_price']:.2f} for {line['product_id']}, {listed}"
+
+
 def lowest_price(product: Row, start: datetime, end: datetime) -> float:
     """The lowest price ``product`` sold at from ``start`` to ``end`` (its price history, then today's)."""
     moments = [start, end] + [until for step in product["specs"].get("price_history", [])

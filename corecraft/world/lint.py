@@ -20,6 +20,7 @@ from typing import Any
 from corecraft.world import db, models
 from corecraft.world.compat import order_problems
 from corecraft.world.fidelity import (
+    CENT,
     DELIVERY_CLAIM,
     RAW_ID,
     RETURN_FOLLOW_UP,
@@ -35,9 +36,9 @@ from corecraft.world.fidelity import (
     fill_words,
     kb_edit_problems,
     ledger_problems,
+    line_price_problem,
     order_states,
     origin_problem,
-    price_at,
     price_drops,
     reference_problem,
     restocked,
@@ -63,7 +64,6 @@ from corecraft.world.rules import (
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
-CENT = 0.011
 HOME_AREA_CODE_SHARE = 0.8
 """The fewest of the customers' phones that carry an area code of the customer's home city, give or take
 ``HOME_AREA_CODE_SLACK`` phones (a small world's chance): the rest kept the number of a state they moved from
@@ -420,17 +420,10 @@ def shipment_exceptions(r: Records) -> list[Finding]:
 def order_prices(r: Records) -> list[Finding]:
     """Each order line's unit price is the product's price when ordered (its price history, if any), and $0
     on a no-charge replacement order (``replaces_order_id``), and only there."""
-    found = []
-    for order in r.orders.values():
-        for line in r.lines.get(order["id"], []):
-            free = order["replaces_order_id"] is not None
-            expected = 0.0 if free else price_at(r.products[line["product_id"]], order["created_at"])
-            if abs(line["unit_price"] - expected) > CENT:
-                listed = (f"on a no-charge replacement of {order['replaces_order_id']}" if free
-                          else f"listed at ${expected:.2f} on {order['created_at']:%Y-%m-%d}")
-                found.append(Finding("order_prices", line["id"],
-                                     f"charges ${line['unit_price']:.2f} for {line['product_id']}, {listed}"))
-    return found
+    return [Finding("order_prices", line["id"], wrong) for order in r.orders.values()
+            for line in r.lines.get(order["id"], [])
+            if (wrong := line_price_problem(line, r.products[line["product_id"]], order["created_at"],
+                                            order["replaces_order_id"])) is not None]
 
 
 def price_change_moments(r: Records) -> list[Finding]:
