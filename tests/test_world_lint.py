@@ -1226,7 +1226,11 @@ def test_slack_thread_topics_passes_a_reply_on_the_same_topic(world: World) -> N
     ("title = 'Support Agent II'", "channel_id = 'ch-fulfillment-updates'",
      "west is out of GPU-NV-RTX5080-FE until 2099-01-01. Backorder anything that comes in for it.",
      "posted by a Support Agent II (support); only fulfillment/leadership would say it"),
-], ids=["vp_asking_who_can_approve", "billing_manager_coaching_support_agents", "support_agent_posting_stock_news"])
+    ("title = 'Support Agent I'", "channel_id NOT IN ('ch-general', 'ch-random')",
+     "We are short one inspector at west today, expect inspections to run a bit slower.",
+     "posted by a Support Agent I (support); only returns/leadership would say it"),
+], ids=["vp_asking_who_can_approve", "billing_manager_coaching_support_agents", "support_agent_posting_stock_news",
+        "support_agent_posting_returns_floor_news"])
 def test_slack_voice_ranks_flags_a_line_out_of_its_authors_voice(world: World, author_where: str, channel_where: str,
                                                                   text: str, why: str) -> None:
     author, = one(world, f"SELECT id FROM employee WHERE {author_where}")
