@@ -355,17 +355,6 @@ def test_stale_tickets_flags_a_ticket_left_waiting_for_months(world: World) -> N
     assert len(found) == 1 and "is still pending_customer" in found[0].message
 
 
-def test_slack_tickets_flags_a_months_old_ticket_spoken_of_as_live(world: World) -> None:
-    message, = pick(world, "slack_tickets", "SELECT id FROM slackmessage ORDER BY ts DESC")
-    oldest, = one(world, "SELECT id FROM supportticket WHERE id NOT IN (SELECT ticket_id FROM escalation) "
-                         "ORDER BY created_at LIMIT 1")
-    found = injected(world, "slack_tickets", message, ("UPDATE slackmessage SET text = ? WHERE id = ?",
-                                                       (f"Is {oldest} still open? The customer says nobody has replied.",
-                                                        message)))
-    live = [f.message for f in found if "as a live case" in f.message]
-    assert len(live) == 1 and live[0].startswith(f"names {oldest}, written ") and live[0].endswith("more than 30 days later")
-
-
 def test_build_dates_flags_a_build_younger_than_its_order(world: World) -> None:
     order, build, created = pick(world, "build_dates", "SELECT id, build_id, created_at FROM \"order\" WHERE build_id IS NOT NULL "
                                        "ORDER BY id")
@@ -940,6 +929,95 @@ def test_slack_ticket_states_flags_an_open_ticket_closed_and_a_resolution_credit
         f"says {resolved} is closed without note; its records (status resolved) do not hold it then"]
 
 
+def test_slack_ticket_ages_flags_a_live_case_on_a_ticket_written_months_before(world: World) -> None:
+    message, ts = pick(world, "slack_ticket_ages", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
+    old, = one(world, "SELECT id FROM supportticket WHERE created_at < datetime(?, '-90 days') AND id NOT IN "
+                      "(SELECT ticket_id FROM escalation) ORDER BY created_at DESC LIMIT 1", ts)
+    found = injected(world, "slack_ticket_ages", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (f"Is {old} still open? Nobody replied.", message)))
+    assert len(found) == 1 and found[0].message.startswith(f"talks of {old} as a live case; it was written ") \
+        and found[0].message.endswith("(at most 21)")
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (f"Use the macro on {old}-type tickets.", message))
+    assert message not in flagged(world, "slack_ticket_ages")
+
+
+def test_slack_ticket_ages_counts_a_recent_escalation_as_a_live_case(world: World) -> None:
+    message, ts = pick(world, "slack_ticket_ages", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
+    old, = one(world, "SELECT id FROM supportticket WHERE created_at < datetime(?, '-90 days') AND id NOT IN "
+                      "(SELECT ticket_id FROM escalation) ORDER BY created_at DESC LIMIT 1", ts)
+    escalation, = one(world, "SELECT id FROM escalation ORDER BY id LIMIT 1")
+    week_before = db.encode_datetime(db.decode_datetime(ts, world.tz) - timedelta(days=7))
+    world.conn.execute("UPDATE escalation SET ticket_id = ?, created_at = ? WHERE id = ?", (old, week_before, escalation))
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (f"Is {old} still open? Nobody replied.", message))
+    assert message not in flagged(world, "slack_ticket_ages")
+    month_before = db.encode_datetime(db.decode_datetime(ts, world.tz) - timedelta(days=30))
+    world.conn.execute("UPDATE escalation SET created_at = ? WHERE id = ?", (month_before, escalation))
+    found = [f.message for f in lint(world) if f.check == "slack_ticket_ages" and f.entity_id == message]
+    assert found == [f"talks of {old} as a live case; it was written or last escalated 30 days before (at most 21)"]
+
+
+def test_slack_warehouse_staff_flags_a_support_agent_at_a_warehouse_and_a_hand_relaying_themself(world: World) -> None:
+    message, author = pick(world, "slack_warehouse_staff", "SELECT id, author_id FROM slackmessage ORDER BY ts DESC")
+    staff = {e: (name.split()[0], department) for e, name, department in
+             world.conn.execute("SELECT id, name, department FROM employee ORDER BY id")}
+    hands = {first for first, department in staff.values() if department == "fulfillment"}
+    agent = next(first for e, (first, department) in staff.items()
+                 if department == "support" and first not in hands and first != staff[author][0])
+    hand_id, (hand, _) = next((e, who) for e, who in staff.items() if who[0] in hands and who[0] != staff[author][0])
+    line = "{} at west says UPS Ground missed the evening pickup today, the truck comes back tomorrow morning."
+    found = injected(world, "slack_warehouse_staff", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format(agent), message)))
+    assert [f.message for f in found] == [f"places {agent} at west; no {agent} works in fulfillment"]
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format(hand), message))
+    assert message not in flagged(world, "slack_warehouse_staff")
+    world.conn.execute("UPDATE slackmessage SET author_id = ? WHERE id = ?", (hand_id, message))
+    found = [f for f in lint(world) if f.check == "slack_warehouse_staff" and f.entity_id == message]
+    assert [f.message for f in found] == [f"places {hand} at west, relaying them; {hand} posted it"]
+
+
+def test_slack_ticket_tags_flags_an_escalations_post_not_led_by_its_ticket_id(world: World) -> None:
+    message, = pick(world, "slack_ticket_tags", "SELECT id FROM slackmessage WHERE channel_id = 'ch-escalations' "
+                                                "ORDER BY ts DESC")
+    ticket, = one(world, "SELECT id FROM supportticket ORDER BY id LIMIT 1")
+    asked = "Is {} still open? The customer says nobody has replied since it was escalated."
+    found = injected(world, "slack_ticket_tags", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (asked.format(ticket), message)))
+    assert [f.message for f in found] == [
+        f"names {ticket} in #escalations but does not begin with the ticket id in square brackets"]
+    for text in (f"[{ticket}] " + asked.format("this"), "Escalation queue is short today, nice work everyone."):
+        world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (text, message))
+        assert message not in flagged(world, "slack_ticket_tags"), text
+    world.conn.execute("UPDATE slackmessage SET text = ?, channel_id = 'ch-general' WHERE id = ?",
+                       (asked.format(ticket), message))
+    assert message not in flagged(world, "slack_ticket_tags")
+
+
+def test_slack_ticket_states_flags_a_goodwill_handover_to_a_warehouse_hand_or_not_by_their_manager(world: World) -> None:
+    message, ts = pick(world, "slack_ticket_states", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
+    ticket, agent, manager = one(world, "SELECT t.id, e.name, e.manager_id FROM supportticket t JOIN employee e ON "
+                                        "e.id = t.assignee_id WHERE e.department = 'support' AND t.status != 'new' AND "
+                                        "t.created_at < ? ORDER BY t.created_at DESC LIMIT 1", ts)
+    # the tiny world's queue is all settled: the ticket is reopened (no resolution) for the handover
+    world.conn.execute("DELETE FROM resolution WHERE ticket_id = ?", (ticket,))
+    world.conn.execute("UPDATE supportticket SET status = 'open' WHERE id = ?", (ticket,))
+    other, = one(world, "SELECT id FROM employee WHERE id != ? AND title LIKE '%Lead%' ORDER BY id LIMIT 1", manager)
+    text = f"{agent.split()[0]} is approved to handle goodwill on {ticket} while I'm out."
+    world.conn.execute("UPDATE slackmessage SET text = ?, author_id = ? WHERE id = ?", (text, manager, message))
+    assert [f for f in lint(world) if f.check == "slack_ticket_states" and f.entity_id == message] == []
+    found = injected(world, "slack_ticket_states", message,
+                     ("UPDATE slackmessage SET author_id = ? WHERE id = ?", (other, message)))
+    assert [f.message for f in found] == [f"says {ticket} is goodwill handover; only the named employee's manager "
+                                          f"({manager}) would post it, not {other}"]
+    hand, name = one(world, "SELECT id, name FROM employee WHERE department = 'fulfillment' AND manager_id IS NOT NULL "
+                            "ORDER BY id LIMIT 1")
+    hand_manager, = one(world, "SELECT manager_id FROM employee WHERE id = ?", hand)
+    world.conn.execute("UPDATE supportticket SET assignee_id = ? WHERE id = ?", (hand, ticket))
+    world.conn.execute("UPDATE slackmessage SET author_id = ?, text = ? WHERE id = ?",
+                       (hand_manager, text.replace(agent.split()[0], name.split()[0]), message))
+    found = [f for f in lint(world) if f.check == "slack_ticket_states" and f.entity_id == message]
+    assert len(found) == 1 and found[0].message.startswith(f"says {ticket} is goodwill handover; its records")
+
+
 def test_slack_stances_flags_an_author_posting_both_sides_of_a_question(world: World) -> None:
     author, first, later = one(world, "SELECT a.author_id, a.id, b.id FROM slackmessage a JOIN slackmessage b "
                                       "ON a.ts < b.ts ORDER BY a.ts, b.ts LIMIT 1")
@@ -1145,7 +1223,14 @@ def test_slack_thread_topics_passes_a_reply_on_the_same_topic(world: World) -> N
     ("title = 'Billing Manager'", "channel_id NOT IN ('ch-general', 'ch-random')",
      "Mary closed a ticket without a resolution note, please coach.",
      "posted by a Billing Manager (billing); only support/returns/leadership would say it"),
-], ids=["vp_asking_who_can_approve", "billing_manager_coaching_support_agents"])
+    ("title = 'Support Agent II'", "channel_id = 'ch-fulfillment-updates'",
+     "west is out of GPU-NV-RTX5080-FE until 2099-01-01. Backorder anything that comes in for it.",
+     "posted by a Support Agent II (support); only fulfillment/leadership would say it"),
+    ("title = 'Support Agent I'", "channel_id NOT IN ('ch-general', 'ch-random')",
+     "We are short one inspector at west today, expect inspections to run a bit slower.",
+     "posted by a Support Agent I (support); only returns/leadership would say it"),
+], ids=["vp_asking_who_can_approve", "billing_manager_coaching_support_agents", "support_agent_posting_stock_news",
+        "support_agent_posting_returns_floor_news"])
 def test_slack_voice_ranks_flags_a_line_out_of_its_authors_voice(world: World, author_where: str, channel_where: str,
                                                                   text: str, why: str) -> None:
     author, = one(world, f"SELECT id FROM employee WHERE {author_where}")

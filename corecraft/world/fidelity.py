@@ -260,14 +260,23 @@ class TicketState(_Data):
     settled: bool | None = None
     destination: str | None = None
     employee: Literal["assignee", "resolver"] | None = None
+    departments: list[str] | None = None
+    """The departments the employee the line names works in (None: any): goodwill is handed to support or
+    returns, who may refund, not to a warehouse associate assigned a tracking ticket."""
+    by_manager: bool = False
+    """The line is posted by the named employee's manager ("... is approved to handle goodwill while I'm out")."""
     never: bool = False
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern, re.IGNORECASE)
 
-    def holds(self, when: datetime, ticket: Row, handling: Handling) -> bool:
-        """Whether the ticket's records (its resolution, escalations and refunds) bear the line out at ``when``."""
+    def holds(self, when: datetime, ticket: Row, handling: Handling, departments: dict[str, str]) -> bool:
+        """Whether the ticket's records (its resolution, escalations and refunds) bear the line out at ``when``,
+        the employee it names working in one of ``departments`` (employees' departments by id)."""
+        handler = self.handler(ticket, handling)
+        if self.departments is not None and (handler is None or departments[handler] not in self.departments):
+            return False
         if self.never or ticket["status"] == "new" or ticket["created_at"] > when:
             return False
         resolution = handling.resolution
@@ -278,6 +287,12 @@ class TicketState(_Data):
         return (self.resolved in (None, resolved) and self.escalated in (None, escalated)
                 and self.settled in (None, settled)
                 and (self.employee is None or self.handler(ticket, handling) is not None))
+
+    def author(self, ticket: Row, handling: Handling, managers: dict[str, str | None]) -> str | None:
+        """Who posts the line (``by_manager``: the named employee's manager, by ``managers`` of employees' ids),
+        or None when any voice may."""
+        handler = self.handler(ticket, handling)
+        return managers[handler] if self.by_manager and handler is not None else None
 
     def handler(self, ticket: Row, handling: Handling) -> str | None:
         """The id of the employee the line names (None when it names none, or the records have none)."""
@@ -302,6 +317,72 @@ class KbEdit(_Data):
     days_before: int = 0
     days_after: int = 1
     """The line is posted from ``days_before`` the article's ``updated_at`` to ``days_after`` it."""
+
+
+class LongerAge(_Data):
+    """Slack lines (``pattern``) that may name a ticket written up to ``days`` before (None: any age)."""
+
+    pattern: str
+    days: int | None
+
+
+class TicketAge(_Data):
+    """How recently a ticket a Slack line names was alive (``slack_ticket_age``): written, or escalated, at most
+    ``days`` before the line for a live case, or a ``longer`` entry's days (None: any age) for a line matching
+    its pattern."""
+
+    days: int
+    longer: dict[str, LongerAge] = {}
+
+    def limit(self, text: str) -> int | None:
+        """The most days before the message a ticket named in ``text`` may be alive (None: no limit)."""
+        reach = [age.days for age in self.longer.values() if re.search(age.pattern, text, re.IGNORECASE)]
+        if not reach:
+            return self.days
+        return None if None in reach else max(d for d in reach if d is not None)
+
+    def problem(self, text: str, when: datetime, ticket: Row, handling: Handling) -> str | None:
+        """Why ``ticket`` (handled as ``handling``) is too old to be the case ``text``, posted at ``when``, talks
+        of: written, and last escalated by then, more than the line's :meth:`limit` of days before; or None."""
+        limit = self.limit(text)
+        escalated = [e["created_at"] for e in handling.escalations if e["created_at"] <= when]
+        alive: datetime = max([ticket["created_at"], *escalated])
+        if limit is None or when - alive <= timedelta(days=limit):
+            return None
+        done = "written or last escalated" if escalated else "written"
+        return (f"talks of {ticket['id']} as a live case; it was {done} {(when - alive).days} days before "
+                f"(at most {limit})")
+
+
+class WarehouseStaff(_Data):
+    """Colleagues Slack places at a warehouse by first name (``pattern``: group ``name`` is the first name, group
+    ``warehouse`` the warehouse): they work on its floor, in one of ``departments``, and are not the author
+    (a colleague relays what they say)."""
+
+    pattern: str
+    departments: list[str]
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
+    def placed(self, text: str, employees: Iterable[Row]) -> dict[str, str]:
+        """The colleagues ``text`` places at a warehouse: the warehouse by first name, of ``employees``' first
+        names only (a capitalised word before "at west" may be no one's name)."""
+        names = {e["name"].split()[0] for e in employees}
+        return {hit["name"]: hit["warehouse"] for hit in self.regex.finditer(text) if hit["name"] in names}
+
+    def problems(self, text: str, author: Row | None, employees: Iterable[Row]) -> list[str]:
+        """Why the colleagues ``text`` (posted by ``author``, None: not yet known) places at a warehouse could not
+        be there: nobody of that first name works in ``departments``, or it is the author's own name."""
+        staff = list(employees)
+        problems = []
+        for name, warehouse in self.placed(text, staff).items():
+            if not any(e["name"].split()[0] == name and e["department"] in self.departments for e in staff):
+                problems.append(f"places {name} at {warehouse}; no {name} works in {'/'.join(self.departments)}")
+            if author is not None and author["name"].split()[0] == name:
+                problems.append(f"places {name} at {warehouse}, relaying them; {name} posted it")
+        return problems
 
 
 class Unserved(_Data):
@@ -362,6 +443,12 @@ class Fidelity(_Data):
     slack_ticket_topics: dict[str, TicketTopic]
     slack_ticket_states: dict[str, TicketState]
     """What Slack may say of a named ticket's handling (closed by, picked up by, still open, escalated)."""
+    slack_ticket_age: TicketAge
+    """How recently a ticket Slack names was written or escalated: Slack talks of live cases."""
+    slack_warehouse_staff: WarehouseStaff
+    """Colleagues Slack places at a warehouse ("Lynn at west says ...") work on its floor, in fulfillment."""
+    slack_ticket_tags: list[str]
+    """Channels (names without ``#``) whose posts naming a ticket begin with its id in square brackets."""
     slack_stances: dict[str, list[str]]
     """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
     hardware_faults: str
@@ -394,7 +481,6 @@ class Fidelity(_Data):
     price_step_days: int
     """The fewest days a past price holds before the next change."""
     repeat_order_days: int
-    slack_ticket_days: int
     """The fewest days between two orders of one customer sharing most of a full set of parts (a saved build)."""
     undoable_steps: dict[str, str]
     """Handbook step patterns no tool can do -> what the handbook should point to instead."""
@@ -615,6 +701,14 @@ class Fidelity(_Data):
         """The stances (question, which of its stances) a Slack ``text`` takes."""
         return [(group, k) for group, stances in self.slack_stances.items()
                 for k, stance in enumerate(stances) if re.search(stance, text, re.IGNORECASE)]
+
+    def ticket_tag_problem(self, channel: str, text: str) -> str | None:
+        """Why ``text`` posted in ``channel`` (its name, without ``#``) breaks the Slack etiquette: it names a
+        ticket in a ``slack_ticket_tags`` channel but does not begin with a ticket id in square brackets."""
+        named = TICKET_ID.search(text)
+        if channel not in self.slack_ticket_tags or named is None or re.match(rf"\[{TICKET_ID.pattern}\]", text):
+            return None
+        return f"names {named[0]} in #{channel} but does not begin with the ticket id in square brackets"
 
     def ticket_states_in(self, text: str) -> list[tuple[str, TicketState]]:
         """What a Slack ``text`` says of the handling of the ticket it names."""
@@ -1171,15 +1265,6 @@ def stale_details(days: int) -> str:
             "article says. A new message from the customer opens a new ticket.")
 
 
-def stale_mention(ticket: Row, escalated_at: datetime | None, when: datetime, days: int) -> str | None:
-    """What is wrong with a Slack line at ``when`` naming ``ticket`` as a live case: it was written, or
-    escalated, within ``days`` (``slack_ticket_days``) before; None when it was."""
-    since = when - timedelta(days=days)
-    if ticket["created_at"] >= since or (escalated_at is not None and since <= escalated_at <= when):
-        return None
-    return f"names {ticket['id']}, written {ticket['created_at']:%Y-%m-%d}, as a live case more than {days} days later"
-
-
 def origin_problem(events: Sequence[Row], address: Row, items: Sequence[Row], rules: Fidelity,
                    stock_then_unknown: bool = False) -> str | None:
     """What is wrong with where a parcel (its scan ``events``) left from, for an order to ``address`` of
@@ -1382,14 +1467,22 @@ def ticket_problems(text: str, ticket: Row, escalated: bool, held: Sequence[Row]
     return problems
 
 
-def ticket_state_problems(text: str, when: datetime, ticket: Row, handling: Handling, first_names: dict[str, str],
-                          rules: Fidelity) -> list[str]:
-    """Sentences on what a Slack ``text`` says of the handling of the ``ticket`` it names (``slack_ticket_states``)
-    that its resolution, escalations and refunds do not bear out at ``when``, or the wrong employee it names."""
+def ticket_state_problems(text: str, when: datetime, ticket: Row, handling: Handling, author: str,
+                          employees: dict[str, Row], rules: Fidelity) -> list[str]:
+    """Sentences on what a Slack ``text`` by ``author`` says of the handling of the ``ticket`` it names
+    (``slack_ticket_states``) that its resolution, escalations and refunds do not bear out at ``when``, the
+    wrong employee it names (or one of another department), or an author who is not that employee's manager."""
     problems = []
+    first_names = {e["id"]: e["name"].split()[0] for e in employees.values()}
+    departments = {e["id"]: e["department"] for e in employees.values()}
+    managers = {e["id"]: e["manager_id"] for e in employees.values()}
     for name, state in rules.ticket_states_in(text):
         handler = state.handler(ticket, handling)
-        if not state.holds(when, ticket, handling):
+        poster = state.author(ticket, handling, managers)
+        if poster is not None and poster != author:
+            problems.append(f"says {ticket['id']} is {name.replace('_', ' ')}; only the named employee's manager "
+                            f"({poster}) would post it, not {author}")
+        if not state.holds(when, ticket, handling, departments):
             problems.append(f"says {ticket['id']} is {name.replace('_', ' ')}; its records (status {ticket['status']}) "
                             "do not hold it then")
         elif handler is not None and not re.search(rf"\b{re.escape(first_names[handler])}\b", text):

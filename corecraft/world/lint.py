@@ -46,7 +46,6 @@ from corecraft.world.fidelity import (
     spec_problems,
     stale_dates,
     stale_details,
-    stale_mention,
     status_problems,
     symptom_problems,
     ticket_handlings,
@@ -140,6 +139,9 @@ class Records:
         self.brands: dict[str, set[str]] = {}
         for product in self.products.values():
             self.brands.setdefault(product["brand"], set()).add(product["category"])
+        self.handlings = ticket_handlings(self.tickets, self.resolutions.values(), self.escalations.values(),
+                                          self.refunds.values())
+        """How each ticket was handled (its resolution, escalations and refunds), by ticket id."""
         self._names = sorted(((p["name"], pid) for pid, p in self.products.items()), key=lambda x: -len(x[0]))
 
     def dated(self, entity_id: str) -> datetime | None:
@@ -760,8 +762,7 @@ def slack_categories(r: Records) -> list[Finding]:
 
 def slack_tickets(r: Records) -> list[Finding]:
     """A Slack line about a named ticket says what the ticket is about (``slack_ticket_topics``), speaks
-    of products on its order and of its own customer, and of a ticket written or escalated lately
-    (``slack_ticket_days``)."""
+    of products on its order and of its own customer."""
     escalated: dict[str, datetime] = {}
     for esc in r.escalations.values():
         escalated[esc["ticket_id"]] = min(esc["created_at"], escalated.get(esc["ticket_id"], esc["created_at"]))
@@ -770,9 +771,6 @@ def slack_tickets(r: Records) -> list[Finding]:
         ticket = r.tickets.get(next(iter(TICKET_ID.findall(msg["text"])), ""))
         if ticket is None:
             continue
-        stale = stale_mention(ticket, escalated.get(ticket["id"]), msg["ts"], r.rules.slack_ticket_days)
-        if stale is not None:
-            found.append(Finding("slack_tickets", msg["id"], stale))
         held = [r.products[ln["product_id"]] for ln in r.lines.get(ticket["order_id"] or "", [])]
         own = r.customers[ticket["customer_id"]]["name"]  # a look-alike customer may share it
         others = [c["name"] for c in r.customers.values() if c["name"] in msg["text"] and c["name"] != own]
@@ -786,15 +784,38 @@ def slack_ticket_states(r: Records) -> list[Finding]:
     """What a Slack line says of a named ticket's handling (``slack_ticket_states``: closed by someone,
     picked up, still open, escalated) its records bear out at the message: a ticket nobody touched is not
     closed, the colleague named closed it (or holds it), and no line claims a resolution is missing."""
-    handlings = ticket_handlings(r.tickets, r.resolutions.values(), r.escalations.values(), r.refunds.values())
     found = []
     for msg in r.messages.values():
         for ticket_id in dict.fromkeys(TICKET_ID.findall(msg["text"])):
             ticket = r.tickets.get(ticket_id)
             if ticket is not None:
                 found += [Finding("slack_ticket_states", msg["id"], problem) for problem in ticket_state_problems(
-                    msg["text"], msg["ts"], ticket, handlings[ticket_id], r.first_names, r.rules)]
+                    msg["text"], msg["ts"], ticket, r.handlings[ticket_id], msg["author_id"], r.employees, r.rules)]
     return found
+
+
+def slack_ticket_ages(r: Records) -> list[Finding]:
+    """Slack talks of live cases (``slack_ticket_age``): a ticket a line names was written (or escalated) in the
+    weeks before it, not a year ago; only a refund chase or a macro's example reaches further back."""
+    return [Finding("slack_ticket_ages", msg["id"], problem) for msg in r.messages.values()
+            for ticket_id in dict.fromkeys(TICKET_ID.findall(msg["text"])) if ticket_id in r.tickets
+            if (problem := r.rules.slack_ticket_age.problem(msg["text"], msg["ts"], r.tickets[ticket_id],
+                                                            r.handlings[ticket_id]))]
+
+
+def slack_warehouse_staff(r: Records) -> list[Finding]:
+    """A colleague a Slack line places at a warehouse by first name ("Lynn at west says ...", the
+    ``slack_warehouse_staff`` rule) works on its floor, in fulfillment, and is not the line's author."""
+    return [Finding("slack_warehouse_staff", msg["id"], problem) for msg in r.messages.values()
+            for problem in r.rules.slack_warehouse_staff.problems(msg["text"], r.employees[msg["author_id"]],
+                                                                  r.employees.values())]
+
+
+def slack_ticket_tags(r: Records) -> list[Finding]:
+    """Slack etiquette (``slack_ticket_tags``): a post in #escalations that names a ticket begins with the
+    ticket id in square brackets; a general reminder naming none is posted as it is."""
+    return [Finding("slack_ticket_tags", msg["id"], problem) for msg in r.messages.values()
+            if (problem := r.rules.ticket_tag_problem(r.channels[msg["channel_id"]]["name"][1:], msg["text"]))]
 
 
 def slack_stances(r: Records) -> list[Finding]:
@@ -1328,10 +1349,10 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
     replacement_orders, never_received_items, duplicate_ticket_texts, slack_claims,
-    slack_tickets, slack_ticket_states, slack_stances, slack_hardware_tests, brand_categories, slack_categories,
-    slack_stale_dates, slack_kb_edits, slack_repeats, slack_actor_voice, slack_thread_topics,
-    slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats, ticket_raw_ids,
-    ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
+    slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
+    slack_hardware_tests, brand_categories, slack_categories, slack_stale_dates, slack_kb_edits, slack_repeats,
+    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
+    ticket_raw_ids, ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

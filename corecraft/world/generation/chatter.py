@@ -15,6 +15,7 @@ from corecraft.world import models as m
 from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DURATION_CLAIMS,
+    TICKET_ID,
     FillWords,
     Handling,
     OrderStory,
@@ -31,7 +32,6 @@ from corecraft.world.fidelity import (
     origin,
     rule_shape,
     stale_dates,
-    stale_mention,
     symptom_problems,
     ticket_handlings,
 )
@@ -89,6 +89,10 @@ class _SlackRecords:
     """How each ticket was handled (resolution, escalations, refunds), by ticket id."""
     first_names: dict[str, str]
     """Employees' first names by id (how Slack names a colleague)."""
+    departments: dict[str, str]
+    """Employees' departments by id."""
+    managers: dict[str, str | None]
+    """Employees' managers by id."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
@@ -196,16 +200,26 @@ class ChatterMixin(GeneratorBase):
 
                 def speakers(text: str, channel: dict[str, Any] = channel, ts: datetime = ts) -> list[str]:
                     """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
-                    maker if it says its author made one, never the task actor in a work channel, nobody who took
-                    another stance on the question it takes a stance on."""
-                    maker = self.refund_maker(text, ts, records)
+                    maker if it says its author made one, the named colleague's manager if it hands them a ticket,
+                    never the task actor in a work channel, nobody who took another stance on the question it takes
+                    a stance on, nor the colleague it places at a warehouse; nobody when it breaks the channel's
+                    etiquette (``slack_ticket_tags``)."""
+                    if self.seeds.fidelity.ticket_tag_problem(channel["name"][1:], text):
+                        return []
+                    manager = self.handover_author(text, records)
+                    if manager is not None and manager not in channel["members"]:
+                        return []
+                    maker = self.refund_maker(text, ts, records) or manager
                     fit = voices.speakers(text, channel in work)
                     among = {kind[maker]: employees[maker]} if maker else kinds[channel["id"]]
                     fitting = {k for k, e in among.items() if not voices.mismatch(fit, e, k[0])}
                     taken = self.seeds.fidelity.stances_in(text)
+                    placed = self.seeds.fidelity.slack_warehouse_staff.placed(text, employees.values())
                     return [e for e in ([maker] if maker else channel["members"])
                             if kind[e] in fitting and not (e == actor and channel in work)
-                            and all(stances.get((question, e), k) == k for question, k in taken)]
+                            and all(stances.get((question, e), k) == k for question, k in taken)
+                            and not (placed and self.seeds.fidelity.slack_warehouse_staff.problems(
+                                text, employees[e], employees.values()))]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
                     text = fill()
@@ -307,7 +321,9 @@ class ChatterMixin(GeneratorBase):
                              ClaimIndex(list(stories.values()), self.now),
                              ticket_handlings((t["id"] for t in self.rows[m.SupportTicket]), self.rows[m.Resolution],
                                               self.rows[m.Escalation], self.rows[m.Refund]),
-                             {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]})
+                             {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]},
+                             {e["id"]: e["department"] for e in self.rows[m.Employee]},
+                             {e["id"]: e["manager_id"] for e in self.rows[m.Employee]})
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -347,6 +363,15 @@ class ChatterMixin(GeneratorBase):
             if backing is not None:
                 return str(backing["approved_by_id"])
         return None
+
+    def handover_author(self, text: str, records: _SlackRecords) -> str | None:
+        """Who posts a line handing the ticket it names to a colleague (``by_manager`` states): the colleague's
+        manager, or None when the line hands nothing over."""
+        ticket = records.ticket_rows.get(next(iter(TICKET_ID.findall(text)), ""))
+        if ticket is None:
+            return None
+        return next((author for _, state in self.seeds.fidelity.ticket_states_in(text)
+                     if (author := state.author(ticket, records.handling[ticket["id"]], records.managers))), None)
 
     def story_values(self, about: OrderStory, ts: datetime, claims: list[SlackClaim], records: _SlackRecords,
                      rng: random.Random) -> dict[str, Any]:
@@ -411,6 +436,11 @@ class ChatterMixin(GeneratorBase):
         if "{date}" in template and any(hit.group(1) == "0000-00-00" for hit in re.finditer(
                 rules.stale_date_claim, template.format(**{**values, "date": "0000-00-00"}))):
             values["date"] = (story.ts.astimezone(self.tz).date() + timedelta(days=rng.randint(2, 10))).isoformat()
+        staff = rules.slack_warehouse_staff
+        if values["employee"] in staff.placed(template.format(**values), self.rows[m.Employee]):
+            # the colleague a line places at a warehouse works on its floor
+            values["employee"] = rng.choice(sorted(e["name"].split()[0] for e in self.rows[m.Employee]
+                                                   if e["department"] in staff.departments))
         refunds = about.refunds_by(story.ts)
         processed = [r["processed_at"] for r in refunds if r["processed_at"]]
         for pattern, kind in DURATION_CLAIMS:
@@ -429,6 +459,7 @@ class ChatterMixin(GeneratorBase):
                 or claim_problems(text, story.ts, about if names_order else None, rules, None, records.first_names) \
                 or stale_dates(text, story.ts, self.tz, rules) \
                 or rules.hardware_test_problems(text) \
+                or staff.problems(text, None, self.rows[m.Employee]) \
                 or kb_edit_problems(text, story.ts, self.tz, records.kb_updated, rules):
             return None
         return text
@@ -442,11 +473,13 @@ class ChatterMixin(GeneratorBase):
         line = template.format(**values)
         topics = [t for _, t in self.seeds.fidelity.ticket_topics_in(line)]
         states = [s for _, s in self.seeds.fidelity.ticket_states_in(line)]
+        age = self.seeds.fidelity.slack_ticket_age
+        reach = age.limit(line)
 
         def fits(t: dict[str, Any]) -> bool:
-            if stale_mention(t, records.escalated.get(t["id"]), story.ts, self.seeds.fidelity.slack_ticket_days):
+            if age.problem(line, story.ts, t, records.handling[t["id"]]) is not None:
                 return False
-            if not all(s.holds(story.ts, t, records.handling[t["id"]]) for s in states):
+            if not all(s.holds(story.ts, t, records.handling[t["id"]], records.departments) for s in states):
                 return False
             escalated = t["id"] in records.escalated and records.escalated[t["id"]] <= story.ts
             for topic in topics:
@@ -465,9 +498,9 @@ class ChatterMixin(GeneratorBase):
             else:
                 # a line saying the ticket was escalated looks among the escalated tickets only
                 escalated = [TicketTopic(pattern=".", ticket=".", escalated=True)] if any(s.escalated for s in states) else []
-                # a live case: written (or escalated) within slack_ticket_days before the line
-                lately = story.ts - timedelta(days=self.seeds.fidelity.slack_ticket_days)
-                fitting = self.topic_tickets(topics + escalated, records).between(lately, story.ts)
+                # a live case: about the topics since at most the line's reach (slack_ticket_age) before it
+                arrived = self.topic_tickets(topics + escalated, records)
+                fitting = arrived.by(story.ts) if reach is None else arrived.between(story.ts - timedelta(days=reach), story.ts)
                 if states:  # a handling fits few tickets: look among a draw of those about the topics
                     fitting = rng.sample(fitting, min(len(fitting), CLAIM_DRAWS))
                 fitting = [t for t in fitting if fits(t)]
