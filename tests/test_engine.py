@@ -196,6 +196,16 @@ def test_the_handbook_lists_exactly_the_carrier_holidays_business_days_skip() ->
     assert business_days_after(friday.date(), date(2025, 9, 8), holidays) == 5
 
 
+def test_the_returns_article_states_how_long_an_item_takes_to_come_back() -> None:
+    """The KB says the span the generator dates return refunds by (``return_inspection``) and for which reasons."""
+    domain = default_domain()
+    inspection = domain.seeds.fidelity.return_inspection
+    article = " ".join(next(a for a in domain.seeds.handbook if a.key == "returns-policy").body.split())
+    fewest, most = inspection.business_days
+    assert f"**{fewest} to {most} business days**" in article
+    assert all(f"`{reason}`" in article.split("## How long a return takes")[1] for reason in inspection.reasons)
+
+
 def _enum(toolkit: Toolkit, tool: str, arg: str) -> list[Any]:
     return list(toolkit.parameters[tool]["properties"][arg]["enum"])
 

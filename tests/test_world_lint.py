@@ -1342,3 +1342,14 @@ def test_safety_escalations_flags_a_triaged_burning_smell_not_escalated(world: W
         "UPDATE supportticket SET body = 'Sparks came out of the PSU when I switched it on.', priority = 'high' "
         "WHERE id = ?", (ticket,)))
     assert [f.message for f in found] == ["reports a safety issue but has no technical escalation"]
+
+
+def test_return_refund_timing_flags_a_return_refunded_the_day_after_its_ticket(world: World) -> None:
+    refund, ticket, written = one(world, "SELECT r.id, t.id, t.created_at FROM refund r JOIN supportticket t "
+                                         "ON t.id = r.ticket_id WHERE r.reason = 'return' ORDER BY r.id LIMIT 1")
+    next_day = db.encode_datetime(db.decode_datetime(written, world.tz) + timedelta(days=1))
+    found = injected(world, "return_refund_timing", refund,
+                     ("UPDATE refund SET created_at = ? WHERE id = ?", (next_day, refund)))
+    assert len(found) == 1 and f"refunds the item {ticket} sends back (return)" in found[0].message
+    world.conn.execute("UPDATE refund SET reason = 'shipping_delay' WHERE id = ?", (refund,))
+    assert refund not in flagged(world, "return_refund_timing")  # nothing comes back for a late parcel's refund

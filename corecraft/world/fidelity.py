@@ -101,6 +101,16 @@ class ResendPromise(_Data):
     is sent back first)."""
 
 
+class ReturnInspection(_Data):
+    """When an item sent back is refunded: once it could be back at the warehouse and inspected."""
+
+    reasons: list[str]
+    """Refund reasons for which the item physically comes back (a return, a DOA or defective item)."""
+    business_days: tuple[int, int]
+    """The fewest and most carrier business days from the ticket asking for the refund until the item is back
+    and inspected (its refund is made no earlier)."""
+
+
 class ReplacementPromise(_Data):
     approval: str
     """Words of a resolution approving a replacement or a re-send (a regex)."""
@@ -511,6 +521,8 @@ class Fidelity(_Data):
     in the ticket's text): PSU headroom for a build, a GPU or a PSU."""
     replacement_promise: ReplacementPromise
     """A resolution approving a replacement says the replacement order follows once the unit is back."""
+    return_inspection: ReturnInspection
+    """A refund for an item sent back comes once the item could be back and inspected."""
     item_condition: ItemCondition
     """What a return ticket says of the item's condition, which decides the restocking fee."""
     several_units: str

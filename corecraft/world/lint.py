@@ -1335,6 +1335,25 @@ def never_received_items(r: Records) -> list[Finding]:
     return found
 
 
+def return_refund_timing(r: Records) -> list[Finding]:
+    """A refund for an item sent back (``return_inspection.reasons``: a return, a DOA or defective item) is made
+    once the item could be back and inspected (kb-returns-policy): not before the day ``business_days[0]``
+    carrier business days after its ticket was written."""
+    inspection = r.rules.return_inspection
+    fewest = inspection.business_days[0]
+    found = []
+    for ref in r.refunds.values():
+        t = r.tickets.get(ref["ticket_id"] or "")
+        if t is None or ref["reason"] not in inspection.reasons:
+            continue
+        earliest = add_business_days(t["created_at"], fewest, r.policy.carrier_holidays).date()
+        if ref["created_at"].date() < earliest:
+            found.append(Finding("return_refund_timing", ref["id"], f"refunds the item {t['id']} sends back "
+                                 f"({ref['reason']}) on {ref['created_at']:%Y-%m-%d}, before it could be back and "
+                                 f"inspected ({fewest} business days after the ticket: {earliest:%Y-%m-%d})"))
+    return found
+
+
 def duplicate_ticket_texts(r: Records) -> list[Finding]:
     """No two tickets share a body word for word (a template's tell, not a customer's)."""
     return _repeats("duplicate_ticket_texts", r.tickets.values(), "created_at", "body", "body")
@@ -1348,7 +1367,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     product_launches, shipping_service_areas, prospective_products, address_zips, customer_phones, handbook_steps,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
-    replacement_orders, never_received_items, duplicate_ticket_texts, slack_claims,
+    replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
     slack_hardware_tests, brand_categories, slack_categories, slack_stale_dates, slack_kb_edits, slack_repeats,
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,

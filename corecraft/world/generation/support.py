@@ -30,7 +30,13 @@ from corecraft.world.fidelity import (
     with_real_counts,
     with_real_specs,
 )
-from corecraft.world.generation.base import TICKET_CHANNELS, TYPE_DEPARTMENT, GeneratorBase, money
+from corecraft.world.generation.base import (
+    TICKET_CHANNELS,
+    TYPE_DEPARTMENT,
+    GeneratorBase,
+    add_business_days,
+    money,
+)
 from corecraft.world.seeds import TicketPhrase
 
 
@@ -327,10 +333,8 @@ class SupportMixin(GeneratorBase):
             if payment is not None:
                 self.drop_refunded_items(t, [x for x in refunds_of[payment["id"]] if x["created_at"] <= t["created_at"]],
                                          line_product, ships, products)
-            if order and t["type"] == "return" and t["status"] in ("new", "open", "pending_customer") \
-                    and order["status"] == "fulfilled":
-                order["status"] = "refund_requested"
-                order["updated_at"] = max(order["updated_at"], t["created_at"])
+            if t["type"] == "return" and t["status"] in ("new", "open", "pending_customer"):
+                self.request_refund(t, order)
             escalation = self.escalation(n, t, staff) if self.rng.random() < 0.12 else None
             safety = t["status"] != "new" and self.seeds.fidelity.safety(f"{t['subject']}\n{t['body']}")
             if escalation is None and safety:  # a triaged safety issue goes to engineering (the KB)
@@ -352,7 +356,12 @@ class SupportMixin(GeneratorBase):
                 if refund is not None and refund["lines"]:
                     self.name_refunded_item(t, products[line_product[refund["lines"][0]["order_line_id"]]], ships)
                     self.restock(refund, t)  # the text as rewritten says how many, and in what condition
-                if refund is not None and order is not None and payment is not None:  # a refund has both
+                if refund is not None and not self.inspected_by_now(t, refund):  # the item is not back yet
+                    self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                    t["status"] = "pending_customer"  # the return instructions are sent; the item is awaited
+                    self.request_refund(t, order)
+                    refund = None
+                elif refund is not None and order is not None and payment is not None:  # a refund has both
                     approver = resolver if resolver["refund_limit"] >= refund["amount"] else next(
                         e for e in self.rows[m.Employee] if e["department"] == "billing"
                         and e["refund_limit"] >= refund["amount"])
@@ -370,16 +379,20 @@ class SupportMixin(GeneratorBase):
                     payment["status"] = "refunded" if full else "partially_refunded"
                     order["status"] = "refunded" if full else "partially_refunded"
                     order["updated_at"] = max(order["updated_at"], refund["created_at"])
-                details = self.details(t, outcome, refund, products[t["_named"]]["category"] if t["_named"] else None)
-                approved = outcome == "replacement_sent" and re.search(promise.approval, details) is not None
-                resolutions.append({  # a replacement (re-send) is placed once the return (shortfall) is logged
-                    "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],  # (replacement_orders)
-                    "outcome": "no_action" if outcome == "replacement_sent" else outcome,
-                    "refund": refund, "created_at": t["updated_at"], "_details": details,
-                    "_replaces": self.replaced_units(t, order, lines_by_order, returned, missing,
-                                                    promise.resends(details))
-                    if approved else None,
-                })
+                if t["status"] in ("resolved", "closed"):
+                    details = self.details(t, outcome, refund,
+                                           products[t["_named"]]["category"] if t["_named"] else None)
+                    approved = outcome == "replacement_sent" and re.search(promise.approval, details) is not None
+                    resolutions.append({  # a replacement (re-send) is placed once the return (shortfall) is logged
+                        "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],  # (replacement_orders)
+                        "outcome": "no_action" if outcome == "replacement_sent" else outcome,
+                        "refund": refund, "created_at": t["updated_at"], "_details": details,
+                        "_replaces": self.replaced_units(t, order, lines_by_order, returned, missing,
+                                                        promise.resends(details))
+                        if approved else None,
+                    })
+            if escalation is not None:  # settled when the ticket was (a return's once the item was inspected)
+                escalation["resolved_at"] = t["updated_at"] if t["status"] in ("resolved", "closed") else None
             if escalation is not None and self.fit_escalation(escalation, t, order, ships.get(t["order_id"] or ""),
                                                               employees[escalation["created_by_id"]], tiers[t["customer_id"]]):
                 escalations.append(escalation)
@@ -402,6 +415,29 @@ class SupportMixin(GeneratorBase):
         self.rows[m.Refund] = refunds
         self.rows[m.Resolution] = resolutions
         self.rows[m.Escalation] = escalations
+
+    def request_refund(self, t: dict[str, Any], order: dict[str, Any] | None) -> None:
+        """A return ticket still being worked on puts its fulfilled order in ``refund_requested`` (kb-order-status)
+        from when it was written."""
+        if order is not None and order["status"] == "fulfilled":
+            order["status"] = "refund_requested"
+            order["updated_at"] = max(order["updated_at"], t["created_at"])
+
+    def inspected_by_now(self, t: dict[str, Any], refund: dict[str, Any]) -> bool:
+        """Whether the item ``refund`` pays for, when it is sent back (``return_inspection.reasons``), could be back
+        and inspected by now: some ``return_inspection.business_days`` carrier business days after ``t`` was
+        written (drawn from the ticket's own randomness), in working hours. When it could, the ticket is resolved
+        (and the refund made) no earlier than that; True for a refund of nothing sent back."""
+        inspection = self.seeds.fidelity.return_inspection
+        if refund["reason"] not in inspection.reasons:
+            return True
+        rng = self.local_rng("return-inspected", t["id"])
+        back = add_business_days(t["created_at"], rng.randint(*inspection.business_days),
+                                 self.policy.carrier_holidays).replace(hour=rng.randint(9, 16), minute=rng.randint(0, 59))
+        if back > self.now:
+            return False
+        t["updated_at"] = max(t["updated_at"], back)
+        return True
 
     def missing_reports(self) -> dict[str, list[tuple[datetime, str]]]:
         """By order, when a ticket reported which product never came (``never_received``): one story per item,
@@ -583,14 +619,13 @@ class SupportMixin(GeneratorBase):
 
     def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
                    rng: random.Random | None = None) -> dict[str, Any]:
-        """When and by whom a ticket went up the chain (its type and notes come once the outcome is known),
-        drawn from ``rng`` (else the shared stream)."""
+        """When and by whom a ticket went up the chain (its type and notes come once the outcome is known, and
+        when it was settled once the ticket's resolution moment is), drawn from ``rng`` (else the shared stream)."""
         created = self.between(t["created_at"], t["updated_at"], rng) if t["updated_at"] > t["created_at"] \
             else t["created_at"]
         creator = t["assignee_id"] or (rng or self.rng).choice(staff["support"])["id"]
         return {
             "_order": n, "ticket_id": t["id"], "created_by_id": creator, "created_at": created,
-            "resolved_at": t["updated_at"] if t["status"] in ("resolved", "closed") else None,
         }
 
     def fit_escalation(self, escalation: dict[str, Any], t: dict[str, Any], order: dict[str, Any] | None,
