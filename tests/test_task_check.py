@@ -212,6 +212,13 @@ SETUP_RECORDS = {
                              "product_id: MB-ASUS-Z890-PRIME-P, quantity: 1, unit_price: 240.0}}",
                              "OrderLine ord-250605-001-L9 charges $240.00 for MB-ASUS-Z890-PRIME-P, listed at $229.00 "
                              "on 2025-06-05"),
+    # The tiny world sold the RM850x at $139 (its price since launch) on 2025-03-14 and 2025-08-08.
+    "price_cut_after_every_sale": ("{update: Product, id: PSU-COR-RM850X, set: {price: 129.0, specs: {price_history: "
+                                   "[{price: 139.0, until: '2025-09-01T00:00:00-04:00'}]}}}", None),
+    "price_history_that_reprices_a_sale": ("{update: Product, id: PSU-COR-RM850X, set: {specs: {price_history: "
+                                           "[{price: 129.0, until: '2025-06-01T00:00:00-04:00'}]}}}",
+                                           "Product PSU-COR-RM850X prices order line ord-250314-001-L1 off its day: "
+                                           "it charges $139.00 for PSU-COR-RM850X, listed at $129.00 on 2025-03-14"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
     "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "

@@ -13,7 +13,8 @@ as ``corecraft world lint``'s customer_phones holds the world's) and is no other
 A setup OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's order_prices holds
 the world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was
 placed (the ``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a
-no-charge replacement order (``replaces_order_id``); the order may be seeded, updated or set up.
+no-charge replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product
+whose price or price history changes keeps every line of it, seeded or set up, at the price of its day.
 Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
 it keeps.
 """
@@ -39,8 +40,8 @@ Report = Callable[[tuple[object, ...], str], list[Problem]]
 
 
 def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
-    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer or OrderLine row) as written by an
-    author."""
+    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine or Product row) as written
+    by an author."""
     table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
     given = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
@@ -65,6 +66,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
     if table == "OrderLine":
         row = db.fetch(world.conn, models.OrderLine, str(row_id), world.tz)
         return [] if row is None or (wrong := _line_price_problem(row, world)) is None else problem("unit_price", wrong)
+    if table == "Product" and ("price" in given or "specs" in given):
+        lines = [db.fetch(world.conn, models.OrderLine, line_id, world.tz) for line_id, in world.conn.execute(
+            f"SELECT id FROM {db.table(models.OrderLine)} WHERE product_id = ? ORDER BY id", (str(row_id),))]
+        field = "specs" if "specs" in given else "price"
+        return [p for line in lines if line is not None and (wrong := _line_price_problem(line, world)) is not None
+                for p in problem(field, f"prices order line {line['id']} off its day: it {wrong}")]
     return []
 
 
