@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "01a09cc1bdeec25b6cbe3048d032a0615d72589b99c0cbb57eb97ed3e4249796"
+DEFAULT_WORLD_HASH = "0391b67383d112868afabc670ca8bcf0d983263d82abc5d4f26b3392ac96de42"
 
 
 @pytest.mark.slow

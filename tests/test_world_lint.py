@@ -281,6 +281,16 @@ def test_customer_phones_flags_an_area_code_of_no_us_city(world: World) -> None:
         f"has phone {bermuda}, whose area code 441 is no listed US city's (cities in seeds/fidelity.yaml)"]
 
 
+@pytest.mark.parametrize("exchange", ["555", "911"])
+def test_customer_phones_flags_an_exchange_no_subscriber_has(world: World, exchange: str) -> None:
+    customer, phone = pick(world, "customer_phones", "SELECT id, phone FROM customer WHERE phone IS NOT NULL ORDER BY id")
+    fictional = f"{phone[:6]}{exchange}{phone[9:]}"
+    found = injected(world, "customer_phones", customer,
+                     ("UPDATE customer SET phone = ? WHERE id = ?", (fictional, customer)))
+    assert [f.message for f in found] == [
+        f"has phone {fictional}, whose exchange {exchange} is no subscriber's (N11 codes, fiction's 555)"]
+
+
 def test_customer_phones_flags_a_world_whose_phones_are_from_away(world: World) -> None:
     # Real US area codes, but Alaska's (Hawaii's for Alaskans): far more than a fifth of phones are not the home city's.
     rows = world.conn.execute("SELECT id FROM customer WHERE phone IS NOT NULL ORDER BY id").fetchall()
@@ -1353,3 +1363,6 @@ def test_return_refund_timing_flags_a_return_refunded_the_day_after_its_ticket(w
     assert len(found) == 1 and f"refunds the item {ticket} sends back (return)" in found[0].message
     world.conn.execute("UPDATE refund SET reason = 'shipping_delay' WHERE id = ?", (refund,))
     assert refund not in flagged(world, "return_refund_timing")  # nothing comes back for a late parcel's refund
+    world.conn.execute("UPDATE refund SET reason = 'return' WHERE id = ?", (refund,))
+    world.conn.execute("UPDATE supportticket SET assignee_id = 'emp-010' WHERE id = ?", (ticket,))
+    assert refund not in flagged(world, "return_refund_timing")  # an agent's approved return is refunded at once

@@ -14,13 +14,16 @@ A setup OrderLine (inserted, or a seeded one updated) carries the price of the d
 the world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was
 placed (the ``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a
 no-charge replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product
-whose price or price history changes keeps every line of it, seeded or set up, at the price of its day.
+whose price or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup
+Payment's transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from
+its order's number.
 Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
 it keeps.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -34,14 +37,17 @@ from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
 _SETTLED = ("resolved", "closed")
+TRANSACTION_ID = re.compile(r"txn_[0-9a-f]{14}")
+"""A payment processor's transaction id as the generator draws them (``commerce``): random, so it never spells
+the order's number or a word."""
 
 Report = Callable[[tuple[object, ...], str], list[Problem]]
 """Turns a location in the task file and a sentence into problems (``file:line: sentence``)."""
 
 
 def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
-    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine or Product row) as written
-    by an author."""
+    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine, Product or Payment row)
+    as written by an author."""
     table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
     given = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
@@ -66,6 +72,9 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
     if table == "OrderLine":
         row = db.fetch(world.conn, models.OrderLine, str(row_id), world.tz)
         return [] if row is None or (wrong := _line_price_problem(row, world)) is None else problem("unit_price", wrong)
+    if table == "Payment" and "transaction_id" in given and not TRANSACTION_ID.fullmatch(str(given["transaction_id"])):
+        return problem("transaction_id", f"has transaction id {given['transaction_id']}, not the processor's shape "
+                                         "(txn_ and 14 hex digits drawn at random, as every generated payment's)")
     if table == "Product" and ("price" in given or "specs" in given):
         lines = [db.fetch(world.conn, models.OrderLine, line_id, world.tz) for line_id, in world.conn.execute(
             f"SELECT id FROM {db.table(models.OrderLine)} WHERE product_id = ? ORDER BY id", (str(row_id),))]

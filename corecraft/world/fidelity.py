@@ -642,11 +642,13 @@ class Fidelity(_Data):
 
     def phone_problem(self, phone: str) -> str | None:
         """What is wrong with a customer's phone number (None: nothing): it is written ``(NNN) NXX-XXXX`` (an
-        exchange starts 2-9) with a real US area code, one of a listed city's (``cities``); 441 is Bermuda's,
-        328 nobody's."""
+        exchange starts 2-9, and is neither an N11 service code nor fiction's 555) with a real US area code, one of
+        a listed city's (``cities``); 441 is Bermuda's, 328 nobody's."""
         shape = PHONE.fullmatch(phone)
         if shape is None:
             return f"has phone {phone!r}, not a US number written (NNN) NXX-XXXX"
+        if shape.group(2) == "555" or shape.group(2).endswith("11"):
+            return f"has phone {phone}, whose exchange {shape.group(2)} is no subscriber's (N11 codes, fiction's 555)"
         if int(shape.group(1)) not in self.area_code_states:
             return f"has phone {phone}, whose area code {shape.group(1)} is no listed US city's (cities in seeds/fidelity.yaml)"
         return None
@@ -797,7 +799,7 @@ class Fidelity(_Data):
         return problems
 
 
-PHONE = re.compile(r"\((\d{3})\) [2-9]\d{2}-\d{4}")
+PHONE = re.compile(r"\((\d{3})\) ([2-9]\d{2})-\d{4}")
 """A US phone number as the world writes it, ``(NPA) NXX-XXXX``: the area code is group 1."""
 
 ROUTE_PROGRESS = 0.5

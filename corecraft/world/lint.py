@@ -1336,15 +1336,17 @@ def never_received_items(r: Records) -> list[Finding]:
 
 
 def return_refund_timing(r: Records) -> list[Finding]:
-    """A refund for an item sent back (``return_inspection.reasons``: a return, a DOA or defective item) is made
-    once the item could be back and inspected (kb-returns-policy): not before the day ``business_days[0]``
-    carrier business days after its ticket was written."""
+    """A refund the returns queue makes for an item sent back (``return_inspection.reasons``: a return, a DOA or
+    defective item, on a ticket assigned to returns) is made once the item could be back and inspected
+    (kb-returns-policy): not before the day ``business_days[0]`` carrier business days after its ticket was
+    written. (A refund an agent approves goes out at once, with the label.)"""
     inspection = r.rules.return_inspection
     fewest = inspection.business_days[0]
     found = []
     for ref in r.refunds.values():
         t = r.tickets.get(ref["ticket_id"] or "")
-        if t is None or ref["reason"] not in inspection.reasons:
+        if t is None or ref["reason"] not in inspection.reasons or t["assignee_id"] is None \
+                or r.employees[t["assignee_id"]]["department"] != "returns":
             continue
         earliest = add_business_days(t["created_at"], fewest, r.policy.carrier_holidays).date()
         if ref["created_at"].date() < earliest:

@@ -101,6 +101,8 @@ class PeopleMixin(GeneratorBase):
         has_phone = self.rng.random() >= self.recipe.noise.missing_phone_rate
         self.rng.randint(201, 989)  # the area code was once drawn here; the draw keeps the shared stream
         exchange, line = self.rng.randint(200, 999), self.rng.randint(0, 9999)
+        if exchange == 555 or exchange % 100 == 11:  # fiction's exchange and the N11 service codes are nobody's line
+            exchange += 1
         phone = f"({self.area_code(addresses[0], email)}) {exchange}-{line:04d}"
         return {
             "name": f"{first} {last}", "email": email, "phone": phone if has_phone else None,
