@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "0391b67383d112868afabc670ca8bcf0d983263d82abc5d4f26b3392ac96de42"
+DEFAULT_WORLD_HASH = "34534f93d06628ea94b713bfaeac608b95961ff57684a29e9b941dd9f9d03000"
 
 
 @pytest.mark.slow
