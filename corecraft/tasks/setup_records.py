@@ -5,7 +5,8 @@ A setup Shipment row (inserted, or a seeded one updated) must read like a carrie
 its day, no scan is after the world's now, it leaves from the warehouse ``kb-warehouse-network`` assigns
 (:func:`~corecraft.world.fidelity.origin_problem`, as lint's), it is picked up on a carrier business day
 (:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from ``seeds/policy.yaml``) at the
-instant of its ``shipped_at`` (the ship date is the pickup), and its tracking number is in its carrier's
+instant of its ``shipped_at`` (the ship date is the pickup), it is delivered on a business day too (the
+world's carriers never deliver on a weekend or holiday), and its tracking number is in its carrier's
 format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A SupportTicket inserted
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
 placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's,
@@ -121,6 +122,10 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         if moment > world.now:
             out.append(("events", f"has a {event.get('status')!r} scan at {event['ts']}, after the world's now "
                                   f"({world.now.isoformat()}): a scan cannot be in the future"))
+        if event.get("status") == "delivered" and not is_business_day(local.date(), holidays):
+            day = local.date()
+            out.append(("events", f"is delivered on {holidays.get(day, day.strftime('%A'))} ({day}): the world's "
+                                  "carriers deliver on business days only"))
         if event.get("status") != "picked_up":
             continue
         if datetime.fromisoformat(row["shipped_at"]) != moment:  # decoded aware, in world time
