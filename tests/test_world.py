@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "34534f93d06628ea94b713bfaeac608b95961ff57684a29e9b941dd9f9d03000"
+DEFAULT_WORLD_HASH = "3591688f41ff489b8abe97082b7f2c865f2922e13621be53d1df5851bb9df1d0"
 
 
 @pytest.mark.slow
