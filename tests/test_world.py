@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "3591688f41ff489b8abe97082b7f2c865f2922e13621be53d1df5851bb9df1d0"
+DEFAULT_WORLD_HASH = "6da52ab457caf7fe7d75aaef306ff7d0569a5b36d36b9de6516a3e8f74862d76"
 
 
 @pytest.mark.slow

@@ -291,6 +291,14 @@ def test_customer_phones_flags_an_exchange_no_subscriber_has(world: World, excha
         f"has phone {fictional}, whose exchange {exchange} is no subscriber's (N11 codes, fiction's 555)"]
 
 
+def test_slack_office_hours_flags_a_post_at_three_in_the_morning(world: World) -> None:
+    msg, ts = pick(world, "slack_office_hours", "SELECT id, ts FROM slackmessage ORDER BY id")
+    night = db.decode_datetime(ts, world.tz).astimezone(world.tz).replace(hour=3, minute=7)
+    found = injected(world, "slack_office_hours", msg,
+                     ("UPDATE slackmessage SET ts = ? WHERE id = ?", (db.encode_datetime(night), msg)))
+    assert len(found) == 1 and found[0].message.startswith(f"is posted at 03:07 on {night:%A %Y-%m-%d}")
+
+
 def test_customer_phones_flags_a_world_whose_phones_are_from_away(world: World) -> None:
     # Real US area codes, but Alaska's (Hawaii's for Alaskans): far more than a fifth of phones are not the home city's.
     rows = world.conn.execute("SELECT id FROM customer WHERE phone IS NOT NULL ORDER BY id").fetchall()

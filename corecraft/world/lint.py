@@ -54,6 +54,7 @@ from corecraft.world.fidelity import (
     told_products,
 )
 from corecraft.world.rules import (
+    OFFICE_HOURS,
     TRACKING_FORMATS,
     add_business_days,
     business_days_after,
@@ -915,6 +916,14 @@ NEW_HIRE_DAYS = 21
 """A new hire welcomed in Slack has no record from more than this many days before the welcome."""
 
 
+def slack_office_hours(r: Records) -> list[Finding]:
+    """People post in Slack at work: from 08:00 to before 19:00 world time (``OFFICE_HOURS``), not at 03:00."""
+    start, end = OFFICE_HOURS
+    return [Finding("slack_office_hours", msg["id"], f"is posted at {local:%H:%M} on {local:%A %Y-%m-%d}, outside "
+                    f"office hours ({start:02d}:00-{end:02d}:00 world time)")
+            for msg in r.messages.values() if not start <= (local := msg["ts"].astimezone(r.tz)).hour < end]
+
+
 def slack_new_hires(r: Records) -> list[Finding]:
     """A Slack welcome to a new hire (``new_hire``) names nobody who was already at work weeks before:
     an employee with an earlier Slack post or refund approval is not new."""
@@ -1372,7 +1381,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
     slack_hardware_tests, brand_categories, slack_categories, slack_stale_dates, slack_kb_edits, slack_repeats,
-    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_new_hires, slack_raw_ids, slack_sentence_repeats,
+    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_new_hires, slack_raw_ids,
+    slack_sentence_repeats,
     ticket_raw_ids, ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -107,3 +107,8 @@ def is_tracking_number(carrier: str, number: str) -> bool:
     if template is None or re.fullmatch(pattern, number) is None:
         return False
     return "%" not in template or number[-1] == _check_digit(carrier, number[:-1])
+
+
+OFFICE_HOURS = (8, 19)
+"""When people post in Slack, in world time: from 08:00 to before 19:00 (the generator squeezes a drawn time into
+them, lint's ``slack_office_hours`` holds every message to them)."""
