@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -272,23 +272,17 @@ def test_address_zips_flags_a_zip_of_another_state_or_city_and_a_non_state(world
         "zip 60548 is not a Naperville zip code (listed: 60540, 60563, 60564, 60565)"]
 
 
-def test_customer_phones_flags_an_area_code_of_no_us_city(world: World) -> None:
+@pytest.mark.parametrize(("wrong", "why"), [
+    (lambda phone: f"(441){phone[5:]}", "whose area code 441 is no listed US city's (cities in seeds/fidelity.yaml)"),
+    (lambda phone: f"{phone[:6]}555{phone[9:]}", "whose exchange 555 is no subscriber's (N11 codes, fiction's 555)"),
+    (lambda phone: f"{phone[:6]}911{phone[9:]}", "whose exchange 911 is no subscriber's (N11 codes, fiction's 555)"),
+], ids=["bermuda_area_code", "fiction_exchange", "service_code_exchange"])
+def test_customer_phones_flags_a_number_no_us_subscriber_has(world: World, wrong: Callable[[str], str],
+                                                             why: str) -> None:
     customer, phone = pick(world, "customer_phones", "SELECT id, phone FROM customer WHERE phone IS NOT NULL ORDER BY id")
-    bermuda = f"(441){phone[5:]}"
     found = injected(world, "customer_phones", customer,
-                     ("UPDATE customer SET phone = ? WHERE id = ?", (bermuda, customer)))
-    assert [f.message for f in found] == [
-        f"has phone {bermuda}, whose area code 441 is no listed US city's (cities in seeds/fidelity.yaml)"]
-
-
-@pytest.mark.parametrize("exchange", ["555", "911"])
-def test_customer_phones_flags_an_exchange_no_subscriber_has(world: World, exchange: str) -> None:
-    customer, phone = pick(world, "customer_phones", "SELECT id, phone FROM customer WHERE phone IS NOT NULL ORDER BY id")
-    fictional = f"{phone[:6]}{exchange}{phone[9:]}"
-    found = injected(world, "customer_phones", customer,
-                     ("UPDATE customer SET phone = ? WHERE id = ?", (fictional, customer)))
-    assert [f.message for f in found] == [
-        f"has phone {fictional}, whose exchange {exchange} is no subscriber's (N11 codes, fiction's 555)"]
+                     ("UPDATE customer SET phone = ? WHERE id = ?", (wrong(phone), customer)))
+    assert [f.message for f in found] == [f"has phone {wrong(phone)}, {why}"]
 
 
 def test_slack_office_hours_flags_a_post_at_three_in_the_morning(world: World) -> None:

@@ -647,7 +647,7 @@ class Fidelity(_Data):
         shape = PHONE.fullmatch(phone)
         if shape is None:
             return f"has phone {phone!r}, not a US number written (NNN) NXX-XXXX"
-        if shape.group(2) == "555" or shape.group(2).endswith("11"):
+        if unassigned_exchange(int(shape.group(2))):
             return f"has phone {phone}, whose exchange {shape.group(2)} is no subscriber's (N11 codes, fiction's 555)"
         if int(shape.group(1)) not in self.area_code_states:
             return f"has phone {phone}, whose area code {shape.group(1)} is no listed US city's (cities in seeds/fidelity.yaml)"
@@ -800,7 +800,12 @@ class Fidelity(_Data):
 
 
 PHONE = re.compile(r"\((\d{3})\) ([2-9]\d{2})-\d{4}")
-"""A US phone number as the world writes it, ``(NPA) NXX-XXXX``: the area code is group 1."""
+"""A US phone number as the world writes it, ``(NPA) NXX-XXXX``: the area code is group 1, the exchange group 2."""
+
+
+def unassigned_exchange(exchange: int) -> bool:
+    """An exchange no subscriber's line is in: fiction's 555 and the N11 service codes (211 ... 911)."""
+    return exchange == 555 or exchange % 100 == 11
 
 ROUTE_PROGRESS = 0.5
 """The least share of a leg's length by which it brings a parcel nearer the destination (the leg heads within

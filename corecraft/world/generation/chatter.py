@@ -261,21 +261,21 @@ class ChatterMixin(GeneratorBase):
             msg.pop("_root", None)
         self.rows[m.SlackMessage] = messages
 
-
     def office_hours(self, moment: datetime, earliest: datetime) -> datetime:
         """``moment``'s day, with its time of day squeezed into 08:00-18:59 in world time (order kept within the
         day, so a drawn time still dates the message), then kept between ``earliest`` and the world's now: people
         post at work, not at 03:00. A message that cannot come before an evening ``earliest`` is posted the next
         morning (``slack_office_hours`` in lint)."""
+        start, end = OFFICE_HOURS
         local = moment.astimezone(self.tz)
-        minutes = local.hour * 60 + local.minute
-        span = OFFICE_HOURS[1] - OFFICE_HOURS[0]
-        squeezed = local.replace(hour=OFFICE_HOURS[0] + minutes * span // (24 * 60), minute=(minutes * span // 24) % 60)
+        offset = (local.hour * 60 + local.minute) * (end - start) // 24  # minutes after the office opens
+        squeezed = local.replace(hour=start + offset // 60, minute=offset % 60)
         if squeezed < earliest:
             evening = earliest.astimezone(self.tz)
-            squeezed = evening if evening.hour < OFFICE_HOURS[1] else \
-                (evening + timedelta(days=1)).replace(hour=OFFICE_HOURS[0], minute=evening.minute)
+            squeezed = evening if evening.hour < end else \
+                (evening + timedelta(days=1)).replace(hour=start, minute=evening.minute)
         return min(squeezed, self.now)
+
     def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str], said: set[str],
                    rules_said: set[str], names: FillWords, spent: set[str], misses: dict[str, int]) -> str | None:
         """Of the templates and their fillings (None: it does not fit), the first line that fits, is new,

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
+from corecraft.world.fidelity import unassigned_exchange
 from corecraft.world.generation.base import GeneratorBase
 
 _HEADS = ("VP Operations", "Director of Customer Experience")  # in rank order
@@ -101,7 +102,7 @@ class PeopleMixin(GeneratorBase):
         has_phone = self.rng.random() >= self.recipe.noise.missing_phone_rate
         self.rng.randint(201, 989)  # the area code was once drawn here; the draw keeps the shared stream
         exchange, line = self.rng.randint(200, 999), self.rng.randint(0, 9999)
-        if exchange == 555 or exchange % 100 == 11:  # fiction's exchange and the N11 service codes are nobody's line
+        if unassigned_exchange(exchange):  # the next exchange up is a subscriber's
             exchange += 1
         phone = f"({self.area_code(addresses[0], email)}) {exchange}-{line:04d}"
         return {
