@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6da52ab457caf7fe7d75aaef306ff7d0569a5b36d36b9de6516a3e8f74862d76"
+DEFAULT_WORLD_HASH = "ca61fd5fe543e30f3b17ae8aad9c7374c21f63bd2429bcf9be831b4504eeffe6"
 
 
 @pytest.mark.slow

@@ -261,15 +261,39 @@ def test_address_zips_flags_a_zip_of_another_state_or_city_and_a_non_state(world
     assert [f.message for f in found] == ["zip 05564 is not a HI zip code (prefixes 967-968)"]
     invented = {**hawaii, "city": "Port Kristin", "state": "OR", "zip": "97211"}
     world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(invented), order))
-    assert [f.message for f in lint(world) if f.entity_id == order] == [
+    assert [f.message for f in lint(world) if f.check == "address_zips" and f.entity_id == order] == [
         "is in Port Kristin, OR, not a city of OR (cities in seeds/fidelity.yaml)"]
     palau = {**hawaii, "state": "PW", "zip": "96940"}
     world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(palau), order))
-    assert [f.message for f in lint(world) if f.entity_id == order] == ["ships to 'PW', which is not a US state or DC"]
+    assert [f.message for f in lint(world) if f.check == "address_zips" and f.entity_id == order] == [
+        "ships to 'PW', which is not a US state or DC"]
     sandwich = {**hawaii, "city": "Naperville", "state": "IL", "zip": "60548"}  # an Illinois zip, but Sandwich's
     world.conn.execute('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(sandwich), order))
-    assert [f.message for f in lint(world) if f.entity_id == order] == [
+    assert [f.message for f in lint(world) if f.check == "address_zips" and f.entity_id == order] == [
         "zip 60548 is not a Naperville zip code (listed: 60540, 60563, 60564, 60565)"]
+
+
+def test_street_names_flags_a_faker_street_and_passes_a_listed_one(world: World) -> None:
+    customer, addresses = pick(world, "street_names", "SELECT id, addresses FROM customer ORDER BY id")
+    book = json.loads(addresses)
+    faker = [{**book[0], "line1": "293 Moran Glens Suite 950"}, *book[1:]]
+    found = injected(world, "street_names", customer,
+                     ("UPDATE customer SET addresses = ? WHERE id = ?", (json.dumps(faker), customer)))
+    assert [f.message for f in found] == ["street line '293 Moran Glens Suite 950' is not a house number, a listed "
+                                          "street name and type (streets in seeds/fidelity.yaml)"]
+    listed = [{**book[0], "line1": "88 3rd St, Apt 12"}, *book[1:]]
+    world.conn.execute("UPDATE customer SET addresses = ? WHERE id = ?", (json.dumps(listed), customer))
+    assert customer not in flagged(world, "street_names")
+
+
+def test_order_addresses_flags_an_order_shipping_off_its_customers_book(world: World) -> None:
+    order, customer = pick(world, "order_addresses", 'SELECT id, customer_id FROM "order" ORDER BY id')
+    home = json.loads(one(world, "SELECT addresses FROM customer WHERE id = ?", customer)[0])[0]
+    moved = {**home, "line1": "12 Elm St" if home["line1"] != "12 Elm St" else "14 Elm St"}
+    found = injected(world, "order_addresses", order,
+                     ('UPDATE "order" SET shipping_address = ? WHERE id = ?', (json.dumps(moved), order)))
+    assert len(found) == 1 and found[0].message.startswith(f"ships to {moved['line1']}, {home['city']}")
+    assert f"but the customer's {home['label']!r} address is {home['line1']}" in found[0].message
 
 
 @pytest.mark.parametrize(("wrong", "why"), [

@@ -37,6 +37,52 @@ class City(_Data):
     """The area codes of its phone numbers, overlays included."""
 
 
+class Streets(_Data):
+    """How a street address's first line is written: a house number, a street of ``names`` with one of
+    ``suffixes`` or an ordinal street up to ``numbered`` (St or Ave), and for ``unit_share`` of addresses an
+    apartment or unit."""
+
+    names: list[str] = Field(min_length=1)
+    """Common US street names (not Faker's "Moran Glens" or "Brian Prairie")."""
+    suffixes: list[str] = Field(min_length=1)
+    """Street types, as the USPS abbreviates them."""
+    numbered: int
+    """Ordinal streets run 1st to this one."""
+    units: list[str] = Field(min_length=1)
+    """How an apartment or unit is written (``{n}``: its number)."""
+    unit_share: float
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """A first line written as :meth:`line` writes it."""
+        ordinal = r"\d+(?:st|nd|rd|th)"
+        names = "|".join(re.escape(n) for n in self.names)
+        units = "|".join(re.escape(u).replace(re.escape("{n}"), r"\d+[A-D]?") for u in self.units)
+        suffixes = "|".join(re.escape(x) for x in self.suffixes)
+        return re.compile(rf"[1-9]\d{{1,4}} (?:{names}|{ordinal}) (?:{suffixes})(?:, (?:{units}))?")
+
+    def line(self, rng: random.Random) -> str:
+        """A first line drawn from ``rng``: "4127 Maple Ave", "88 3rd St, Apt 12"."""
+        n, named = rng.randint(1, self.numbered), rng.random() < 0.85
+        street = f"{rng.choice(self.names)} {rng.choice(self.suffixes)}" if named \
+            else f"{n}{_ordinal(n)} {rng.choice(['St', 'Ave'])}"
+        line = f"{rng.randint(10, 9899)} {street}"
+        if rng.random() < self.unit_share:
+            line += ", " + rng.choice(self.units).format(n=f"{rng.randint(1, 40)}{rng.choice(['', '', 'A', 'B'])}")
+        return line
+
+    def problem(self, line1: str) -> str | None:
+        """Why ``line1`` is not a street line as :meth:`line` writes them (None: it is)."""
+        if self.regex.fullmatch(line1):
+            return None
+        return f"street line {line1!r} is not a house number, a listed street name and type (streets in seeds/fidelity.yaml)"
+
+
+def _ordinal(n: int) -> str:
+    """The English ordinal suffix of ``n`` (1st, 2nd, 3rd, 11th)."""
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
 class Symptom(_Data):
     pattern: str
     categories: list[str]
@@ -117,11 +163,11 @@ class ReplacementPromise(_Data):
     pending: str
     """The words such a resolution must also say: when the replacement order comes."""
     placed: str
-    """What it says instead once the order is placed (``{date}`` returns logged the unit, ``{order_id}``)."""
+    """The update it gains once the order is placed (``{date}`` returns logged the unit, ``{order_id}``)."""
     refunded: str
-    """What it says instead when the unit had been returned for a refund (``{refund_id}``) by then."""
+    """The update it gains when the unit had been returned for a refund (``{refund_id}`` of ``{date}``) by then."""
     replaced_before: str
-    """What it says instead when the unit had already been replaced (``{order_id}``) by then."""
+    """The update it gains when the unit had already been replaced (``{order_id}`` of ``{date}``) by then."""
     return_business_days: tuple[int, int]
     """The fewest and most carrier business days from the approval until returns logs the unit sent back."""
     resend: ResendPromise
@@ -141,13 +187,11 @@ class ReplacementPromise(_Data):
         return self.pending in details or self.resend.pending in details
 
     def settled(self, details: str, outcome: str, **values: str) -> str:
-        """``details`` once returns (or, for a re-send, fulfillment) logged the unit: up to the promise, then
-        ``outcome`` (one of :data:`SETTLED`) filled with ``values`` (what followed the promise, the unit still to
-        be sent back, is past)."""
-        resend = self.resends(details)
-        pending = self.resend.pending if resend else self.pending
-        said = self.resend.placed if resend and outcome == "placed" else getattr(self, outcome)
-        return f"{details.split(pending, 1)[0]}{said.format(**values)}."
+        """``details`` once returns (or, for a re-send, fulfillment) logged the unit: the note as first written,
+        promise included, then a dated update saying ``outcome`` (one of :data:`SETTLED`, filled with ``values``,
+        ``date`` among them). A note is appended to, never rewritten: what it said on its day stays said."""
+        said = self.resend.placed if self.resends(details) and outcome == "placed" else getattr(self, outcome)
+        return f"{details} {said.format(**values)}."
 
     @cached_property
     def settled_regexes(self) -> list[tuple[str, re.Pattern[str]]]:
@@ -164,18 +208,6 @@ class ReplacementPromise(_Data):
             if found:
                 return outcome, found
         return None
-
-    def says(self, text: str, details: str) -> bool:
-        """Whether ``details`` say ``text`` (a resolution text), or it with its promise of a replacement or
-        re-send order settled."""
-        if text in details:
-            return True
-        for pending in (self.pending, self.resend.pending):
-            head, promised, _ = text.partition(pending)
-            if promised and any(re.search(re.escape(head) + regex.pattern, details)
-                                for _, regex in self.settled_regexes):
-                return True
-        return False
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -486,6 +518,8 @@ class Fidelity(_Data):
     """The first three digits of each state's zip codes (inclusive ranges); the states we ship to."""
     cities: dict[str, dict[str, City]]
     """Real cities of each state, each with its zips, centre and area codes."""
+    streets: Streets
+    """How street lines are written (a customer's street is one of these, not a Faker invention)."""
     retail_cents: list[int]
     """The cents a shelf price ends in (a past price too)."""
     price_step_days: int
@@ -1186,6 +1220,22 @@ def price_at(product: Row, when: datetime) -> float:
 
 CENT = 0.011
 """Two amounts of money this close are the same amount (a rounding's worth apart)."""
+
+
+def ship_to_problem(address: dict[str, Any], book: list[dict[str, Any]]) -> str | None:
+    """Why an order's ``address`` is none of its customer's address ``book`` (None: it is one, every field
+    alike): an order ships to an address the customer keeps, "home" to their home as the book has it."""
+    if address in book:
+        return None
+
+    def written(a: dict[str, Any]) -> str:
+        return f"{a.get('line1')}, {a.get('city')} {a.get('state')} {a.get('zip')}"
+
+    label = address.get("label")
+    kept = next((a for a in book if a.get("label") == label), None)
+    if kept is None:
+        return f"ships to {written(address)}, labelled {label!r}, an entry the customer's address book lacks"
+    return f"ships to {written(address)} as {label!r}, but the customer's {label!r} address is {written(kept)}"
 
 
 def line_price_problem(line: Row, product: Row, ordered: datetime, replaces: str | None) -> str | None:

@@ -325,7 +325,8 @@ class CommerceMixin(GeneratorBase):
             sent[key].append(placed[-1])
         self.dated_ids(placed, "ord", "created_at", after=(o["id"] for o in self.rows[m.Order]))
         for res, why, field, record in withdrawn:
-            res["details"] = promise.settled(res["details"], why, **{field: record["id"]})
+            res["details"] = promise.settled(res["details"], why, date=record["created_at"].date().isoformat(),
+                                             **{field: record["id"]})
         for order in placed:
             line = {"id": f"{order['id']}-L1", "order_id": order["id"], **order.pop("_line")}
             shipment = self.shipment(order, order["created_at"], [products[line["product_id"]]], order.pop("_rng"))

@@ -124,15 +124,17 @@ class PeopleMixin(GeneratorBase):
         return rng.choice(places.area_codes(city, state))
 
     def address(self, label: str) -> dict[str, str]:
-        """A street address in one of the 50 states or DC, in a real city of that state (``cities``) with a
-        zip code of that city.
+        """A street address in one of the 50 states or DC: a street line of ``streets``, in a real city of that
+        state (``cities``) with a zip code of that city.
 
-        Faker is drawn exactly as before (its stream feeds later names and texts), its invented town
-        included; the state, the city and the zip are then settled with address-local randomness."""
-        line1, town = self.fake.street_address(), self.fake.city()
+        Faker is drawn exactly as before (its stream feeds later names and texts), its invented street and town
+        included; the street line, the state, the city and the zip are then settled with address-local
+        randomness."""
+        drawn_line, town = self.fake.street_address(), self.fake.city()
         drawn = self.fake.state_abbr(include_territories=False)
         self.fake.zipcode()
-        local, places = self.local_rng("address", line1, town), self.seeds.fidelity
+        local, places = self.local_rng("address", drawn_line, town), self.seeds.fidelity
         state = drawn if drawn in places.cities else local.choice(sorted(places.cities))
         city, zip_code = places.city_and_zip(state, local)
+        line1 = places.streets.line(self.local_rng("street", drawn_line, town))
         return {"label": label, "line1": line1, "city": city, "state": state, "zip": zip_code}
