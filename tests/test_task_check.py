@@ -17,6 +17,10 @@ from corecraft.domain import default_domain
 from corecraft.paths import content
 from corecraft.tasks import check
 from corecraft.tasks.library import TaskLibrary
+from corecraft.tasks.loader import Problem
+from corecraft.tasks.model import SetupUpdate
+from corecraft.tasks.setup_records import chatter_problems
+from corecraft.world.store import World
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = FIXTURES / "broken_tasks"
@@ -170,15 +174,17 @@ SETUP_RECORDS = {
     "saturday_pickup": (_scans(LABEL, '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
                                shipped_at="2025-02-15T09:00:00-05:00"),
                         "is picked up on Saturday (2025-02-15)"),
-    "friday_delivery": (_scans(LABEL, PICKUP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: "Albany, NY"}'),
+    "friday_delivery": (_scans(LABEL, PICKUP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                         None),
-    "sunday_delivery": (_scans(LABEL, PICKUP, '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Albany, NY"}'),
+    "sunday_delivery": (_scans(LABEL, PICKUP, '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                         "is delivered on Sunday (2025-02-23): the world's carriers deliver on business days only"),
     "holiday_pickup": (_scans('{ts: "2025-05-23T15:00:00-04:00", status: label_created, location: "Edison, NJ"}',
                               '{ts: "2025-05-26T09:00:00-04:00", status: picked_up, location: "Edison, NJ"}',
                               shipped_at="2025-05-26T09:00:00-04:00"),
                        "is picked up on Memorial Day (2025-05-26)"),
-    "future_scan": (_scans(LABEL, PICKUP, '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Albany, NY"}'),
+    "delivered_elsewhere": (_scans(LABEL, PICKUP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: Richmond}'),
+                            "has a 'delivered' scan at Richmond, but its order ships to Richmond, VA"),
+    "future_scan": (_scans(LABEL, PICKUP, '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                     "has a 'delivered' scan at 2030-01-07T14:00:00-05:00, after the world's now"),
     "ship_date_not_pickup": (_scans(LABEL, '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}'),
                              "has shipped_at 2025-02-13T19:48:00-05:00, not its pickup scan at 2025-02-14T09:00:00-05:00"),
@@ -204,6 +210,12 @@ SETUP_RECORDS = {
                          "has phone (415) 555-2839, a placeholder number"),
     "service_code_exchange": ("{update: Customer, id: cust-0003, set: {phone: (415) 411-2839}}",
                               "has phone (415) 411-2839, whose exchange 411 is no subscriber's"),
+    "order_to_home": ("{update: Order, id: ord-250213-001, set: {shipping_address: {city: Richmond, label: home, "
+                      "line1: 8116 34th Ave, state: VA, zip: '23219'}}}", None),
+    "order_off_the_address_book": ("{update: Order, id: ord-250213-001, set: {shipping_address: {city: Richmond, "
+                                   "label: home, line1: 12 Main St, state: VA, zip: '23219'}}}",
+                                   "ships to 12 Main St, Richmond VA 23219 as 'home', but the customer's 'home' "
+                                   "address is 8116 34th Ave, Richmond VA 23219"),
     "random_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d4e5}}", None),
     "spelled_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_250213001c0de}}",
                                "Payment pay-250213-001 has transaction id txn_250213001c0de, not the processor's shape"),
@@ -254,3 +266,32 @@ def test_setup_shipments_customers_and_lines_are_held_to_the_worlds_rules(name: 
         assert problems == []
     else:
         assert len(problems) == 1 and f"{path}:11: setup step 2: " in problems[0] and wrong in problems[0], problems
+
+
+def test_a_rewritten_record_that_world_chatter_names_needs_the_message_mentioned(world: World) -> None:
+    order = world.conn.execute('SELECT id FROM "order" ORDER BY id LIMIT 1').fetchone()[0]
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = (SELECT min(id) FROM slackmessage)",
+                       (f"{order} marked DOA by inspection, refund going out.",))
+    msg = world.conn.execute("SELECT min(id) FROM slackmessage").fetchone()[0]
+    rewrite = SetupUpdate(update="Order", id=order, set={"status": "cancelled"})
+
+    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem("task.yaml", 1, message)]
+
+    found = chatter_problems(0, rewrite, world, "a task that never names the message", report)
+    assert [p.message for p in found] == [
+        f"setup step 1: Order {order} is rewritten, but Slack {msg} talks about it as the world wrote it: check the "
+        "message still holds and mention its id, update it too, or rewrite another record"]
+    assert chatter_problems(0, rewrite, world, f"checked {msg}: it still holds", report) == []
+    untouched = SetupUpdate(update="Customer", id="cust-0001", set={"name": "Someone Else"})
+    assert chatter_problems(0, untouched, world, "", report) == []
+
+
+def test_setup_scans_that_zig_zag_away_from_the_order_city_are_flagged(tmp_path: Path) -> None:
+    path = tmp_path / "zig_zag.yaml"
+    path.write_text(_setup_step(_scans(LABEL, PICKUP, '{ts: "2025-02-14T06:00:00-05:00", status: in_transit, '
+                                                      'location: "Albany, NY"}')), encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    assert problems and all(f"{path}:11: setup step 2: Shipment {SHIP} " in p and "(its scans zig-zag)" in p
+                            for p in problems), problems
+    assert any("goes to Albany, NY, farther from Richmond, VA than the warehouse Edison, NJ" in p for p in problems)

@@ -33,7 +33,7 @@ from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_tas
 __all__ = ["Problem", "check_task", "facts_digest", "replay_facts", "replay_problems"]
 from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
-from corecraft.tasks.setup_records import setup_record_problems
+from corecraft.tasks.setup_records import chatter_problems, setup_record_problems
 from corecraft.users import ScriptedUser
 from corecraft.world.fidelity import Fidelity
 from corecraft.world.recipe import RecipeError
@@ -106,7 +106,8 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
         fidelity = domain.seeds.fidelity
         out = [p for i, step in enumerate(task.setup)
                for p in [*_setup_address_problems(i, step, fidelity, problem), *_setup_id_date_problems(i, step, problem),
-                         *setup_record_problems(i, step, episode.world, domain.seeds, problem)]]
+                         *setup_record_problems(i, step, episode.world, domain.seeds, problem),
+                         *chatter_problems(i, step, episode.world, task.model_dump_json(), problem)]]
         replayed = _replay(episode, task)
         for i, (tool, _, result) in enumerate(replayed):
             if "error" in result:

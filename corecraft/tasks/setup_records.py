@@ -1,25 +1,28 @@
 """A task's setup rows held to the world's own rules, as ``corecraft tasks check`` reads them.
 
 A setup Shipment row (inserted, or a seeded one updated) must read like a carrier's: its scans start with
-``label_created``, no earlier than its order was placed, each scan is written in the world's UTC offset of
-its day, no scan is after the world's now, it leaves from the warehouse ``kb-warehouse-network`` assigns
-(:func:`~corecraft.world.fidelity.origin_problem`, as lint's), it is picked up on a carrier business day
-(:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from ``seeds/policy.yaml``) at the
-instant of its ``shipped_at`` (the ship date is the pickup), it is delivered on a business day too (the
-world's carriers never deliver on a weekend or holiday), and its tracking number is in its carrier's
-format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A SupportTicket inserted
+``label_created``, no earlier than its order was placed, each scan is written in the world's UTC offset of its day,
+no scan is after the world's now, it leaves from the warehouse ``kb-warehouse-network`` assigns
+(:func:`~corecraft.world.fidelity.origin_problem`, as lint's), its scans head for the order's city without
+zig-zagging (``route_problems``, as lint's shipment_routes) and it is out for delivery and delivered there, it is
+picked up on a carrier business day (:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from
+``seeds/policy.yaml``) at the instant of its ``shipped_at`` (the ship date is the pickup), it is delivered on a
+business day too (the world's carriers never deliver on a weekend or holiday), and its tracking number is in its
+carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A SupportTicket inserted
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
-placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's,
-as ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's, seeded or set up.
-A setup OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's order_prices holds
-the world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was
-placed (the ``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a
-no-charge replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product
-whose price or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup
-Payment's transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from
-its order's number.
-Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
-it keeps.
+placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's, as
+``corecraft world lint``'s customer_phones holds the world's) and is no other customer's, seeded or set up. A setup
+OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's order_prices holds the
+world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was placed
+(the ``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a no-charge
+replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product whose price
+or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment's
+transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
+number. A setup Order ships to an address in its customer's address book, as written there
+(:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
+order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`).
+Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields it
+keeps.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from datetime import datetime
 from typing import Any
 
 from corecraft.tasks.loader import Problem
-from corecraft.tasks.model import SetupInsert, SetupStep
+from corecraft.tasks.model import SetupInsert, SetupStep, SetupUpdate
 from corecraft.world import db, models
-from corecraft.world.fidelity import line_price_problem, origin_problem
+from corecraft.world.fidelity import line_price_problem, origin_problem, ship_to_problem
 from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
@@ -73,6 +76,11 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
     if table == "OrderLine":
         row = db.fetch(world.conn, models.OrderLine, str(row_id), world.tz)
         return [] if row is None or (wrong := _line_price_problem(row, world)) is None else problem("unit_price", wrong)
+    if table == "Order" and ("shipping_address" in given or "customer_id" in given):
+        order = db.fetch(world.conn, models.Order, str(row_id), world.tz)
+        customer = db.fetch(world.conn, models.Customer, str(order["customer_id"]), world.tz) if order else None
+        wrong = ship_to_problem(order["shipping_address"], customer["addresses"]) if order and customer else None
+        return [] if wrong is None else problem("shipping_address", wrong)
     if table == "Payment" and "transaction_id" in given and not TRANSACTION_ID.fullmatch(str(given["transaction_id"])):
         return problem("transaction_id", f"has transaction id {given['transaction_id']}, not the processor's shape "
                                          "(txn_ and 14 hex digits drawn at random, as every generated payment's)")
@@ -83,6 +91,22 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         return [p for line in lines if line is not None and (wrong := _line_price_problem(line, world)) is not None
                 for p in problem(field, f"prices order line {line['id']} off its day: it {wrong}")]
     return []
+
+
+def chatter_problems(index: int, step: SetupStep, world: World, mentioned: str, report: Report) -> list[Problem]:
+    """The world's Slack messages that name a ticket or order setup step ``index`` rewrites (an update of a seeded
+    SupportTicket or Order) and that the task does not mention by id (``mentioned``: the task's own text): chatter
+    written about the record as it was may contradict it as the task makes it, so the author either keeps the
+    message true (mentions it, having checked it, or updates it too) or rewrites another record."""
+    if not isinstance(step, SetupUpdate) or step.update not in ("SupportTicket", "Order"):
+        return []
+    named = world.conn.execute(f"SELECT id FROM {db.table(models.SlackMessage)} WHERE instr(text, ?) > 0 ORDER BY id",
+                               (step.id,)).fetchall()
+    return [p for msg_id, in named if msg_id not in mentioned
+            for p in report(("setup", index), f"setup step {index + 1}: {step.update} {step.id} is rewritten, but "
+                                              f"Slack {msg_id} talks about it as the world wrote it: check the "
+                                              "message still holds and mention its id, update it too, or rewrite "
+                                              "another record")]
 
 
 def _line_price_problem(line: dict[str, Any], world: World) -> str | None:
@@ -112,6 +136,13 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
                                stock_then_unknown=True)
         if wrong is not None:
             out.append(("events", f"{wrong} (kb-warehouse-network)"))
+        address = order["shipping_address"]
+        destination = f"{address['city']}, {address['state']}"
+        out += [("events", f"{problem} (its scans zig-zag)")
+                for _, problem in seeds.fidelity.route_problems([e["location"] for e in events], destination)]
+        delivered = [e for e in events if e.get("status") in ("out_for_delivery", "delivered")]
+        out += [("events", f"has a {e['status']!r} scan at {e['location']}, but its order ships to {destination}")
+                for e in delivered if e["location"] != destination]
     holidays = seeds.policy.carrier_holidays
     for event in events:
         moment = _moment(event["ts"], world)
