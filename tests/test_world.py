@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "ca61fd5fe543e30f3b17ae8aad9c7374c21f63bd2429bcf9be831b4504eeffe6"
+DEFAULT_WORLD_HASH = "0692e2ada1a3636e9aac5b5b95c715b225ae58cd6e3cea79357c26fa5bbc9567"
 
 
 @pytest.mark.slow
