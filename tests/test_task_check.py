@@ -198,7 +198,10 @@ SETUP_RECORDS = {
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-901 is inserted resolved without a "
                                                    "Resolution"),
-    "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z2502130310377702}}}}", None),
+    "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z4839200357186401}}}}", None),
+    "tracking_spelling_the_order": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z2502130300177705}}}}",
+                                    "has tracking number 1Z2502130300177705, whose drawn digits spell the digits "
+                                    "25021 of its order ord-250213-001"),
     "usps_tracking_for_ups": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: '9400111123456789012000'}}}}",
                               "has tracking number 9400111123456789012000, not in ups_ground's format"),
     "fresh_phone": ("{update: Customer, id: cust-0003, set: {phone: (415) 283-9917}}", None),
@@ -217,6 +220,9 @@ SETUP_RECORDS = {
                                    "ships to 12 Main St, Richmond VA 23219 as 'home', but the customer's 'home' "
                                    "address is 8116 34th Ave, Richmond VA 23219"),
     "random_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d4e5}}", None),
+    "transaction_id_ending_in_the_sequence": (
+        "{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d001}}",
+        "has transaction id txn_3f09a1b2c3d001, which spells the sequence 001 of its order ord-250213-001"),
     "spelled_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_250213001c0de}}",
                                "Payment pay-250213-001 has transaction id txn_250213001c0de, not the processor's shape"),
     "shared_phone": ("{update: Customer, id: cust-0003, set: {phone: (804) 867-6219}}",

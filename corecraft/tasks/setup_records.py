@@ -8,7 +8,8 @@ zig-zagging (``route_problems``, as lint's shipment_routes) and it is out for de
 picked up on a carrier business day (:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from
 ``seeds/policy.yaml``) at the instant of its ``shipped_at`` (the ship date is the pickup), it is delivered on a
 business day too (the world's carriers never deliver on a weekend or holiday), and its tracking number is in its
-carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's). A SupportTicket inserted
+carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's), its drawn
+digits spelling nothing of its order's number (:func:`spells_order`). A SupportTicket inserted
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
 placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's, as
 ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's, seeded or set up. A setup
@@ -81,9 +82,14 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         customer = db.fetch(world.conn, models.Customer, str(order["customer_id"]), world.tz) if order else None
         wrong = ship_to_problem(order["shipping_address"], customer["addresses"]) if order and customer else None
         return [] if wrong is None else problem("shipping_address", wrong)
-    if table == "Payment" and "transaction_id" in given and not TRANSACTION_ID.fullmatch(str(given["transaction_id"])):
-        return problem("transaction_id", f"has transaction id {given['transaction_id']}, not the processor's shape "
-                                         "(txn_ and 14 hex digits drawn at random, as every generated payment's)")
+    if table == "Payment" and "transaction_id" in given:
+        txn, payment = str(given["transaction_id"]), db.fetch(world.conn, models.Payment, str(row_id), world.tz)
+        if not TRANSACTION_ID.fullmatch(txn):
+            return problem("transaction_id", f"has transaction id {txn}, not the processor's shape (txn_ and 14 hex "
+                                             "digits drawn at random, as every generated payment's)")
+        if payment is not None and (spelled := spells_order(txn[4:], str(payment["order_id"]))) is not None:
+            return problem("transaction_id", f"has transaction id {txn}, which spells {spelled} of its order "
+                                             f"{payment['order_id']}: a processor's ids are random")
     if table == "Product" and ("price" in given or "specs" in given):
         lines = [db.fetch(world.conn, models.OrderLine, line_id, world.tz) for line_id, in world.conn.execute(
             f"SELECT id FROM {db.table(models.OrderLine)} WHERE product_id = ? ORDER BY id", (str(row_id),))]
@@ -171,7 +177,28 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         shape = TRACKING_FORMATS.get(carrier, "no format: not a carrier we ship with")
         out.append(("tracking_number", f"has tracking number {number}, not in {carrier}'s format "
                                        f"({shape}, # a digit)"))
+    elif (spelled := spells_order(_drawn_digits(carrier, number), str(row["order_id"]))) is not None:
+        out.append(("tracking_number", f"has tracking number {number}, whose drawn digits spell {spelled} of its "
+                                       f"order {row['order_id']}: a carrier's numbers are random"))
     return out
+
+
+def _drawn_digits(carrier: str, number: str) -> str:
+    """The digits a carrier drew for ``number`` (its format's ``#`` places: no prefix, service code or check digit)."""
+    return "".join(char for char, place in zip(number, TRACKING_FORMATS[carrier], strict=True) if place == "#")
+
+
+def spells_order(drawn: str, order_id: str) -> str | None:
+    """What of ``order_id``'s number the random characters ``drawn`` spell (None: nothing): five digits in a row of
+    its ``YYMMDDNNN``, or its sequence ``NNN`` at the end ("txn_…933" for ord-250901-933), as an author writes
+    them and no processor or carrier would."""
+    number = "".join(re.findall(r"\d", order_id))
+    if len(number) != 9:
+        return None
+    run = next((number[i:i + 5] for i in range(len(number) - 4) if number[i:i + 5] in drawn), None)
+    if run is not None:
+        return f"the digits {run}"
+    return f"the sequence {number[-3:]}" if drawn.endswith(number[-3:]) else None
 
 
 def _moment(written: object, world: World) -> datetime:
