@@ -213,6 +213,10 @@ SETUP_RECORDS = {
                          "has phone (415) 555-2839, a placeholder number"),
     "service_code_exchange": ("{update: Customer, id: cust-0003, set: {phone: (415) 411-2839}}",
                               "has phone (415) 411-2839, whose exchange 411 is no subscriber's"),
+    "street_written_otherwise": ("{update: Customer, id: cust-0001, set: {addresses: [{city: Richmond, label: home, "
+                                 "line1: 8116 34th Avenue, state: VA, zip: '23219'}]}}",
+                                 "addresses street line '8116 34th Avenue' is not a house number, a listed street name "
+                                 "and type"),
     "order_to_home": ("{update: Order, id: ord-250213-001, set: {shipping_address: {city: Richmond, label: home, "
                       "line1: 8116 34th Ave, state: VA, zip: '23219'}}}", None),
     "order_off_the_address_book": ("{update: Order, id: ord-250213-001, set: {shipping_address: {city: Richmond, "

@@ -33,7 +33,7 @@ from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_tas
 __all__ = ["Problem", "check_task", "facts_digest", "replay_facts", "replay_problems"]
 from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
-from corecraft.tasks.setup_records import chatter_problems, setup_record_problems
+from corecraft.tasks.setup_records import chatter_problems, setup_record_problems, spells_order
 from corecraft.users import ScriptedUser
 from corecraft.world.fidelity import Fidelity
 from corecraft.world.recipe import RecipeError
@@ -130,14 +130,24 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
 
 def _setup_address_problems(index: int, step: SetupStep, fidelity: Fidelity,
                             problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
-    """A setup row's addresses hold together as the seeded world's do (``corecraft world lint``)."""
+    """A setup row's addresses hold together as the seeded world's do (``corecraft world lint``): a real city and
+    zip, a street line written as the world writes them (``streets``), and an order's house number spelling
+    nothing of the order's own number (:func:`~corecraft.tasks.setup_records.spells_order`)."""
     values = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
     addresses = [*(("addresses", a) for a in values.get("addresses") or []),
                  *((("shipping_address", values["shipping_address"]),) if values.get("shipping_address") else ())]
-    return [p for field, address in addresses if isinstance(address, dict)
-            and (wrong := fidelity.address_problem(address)) is not None
-            for p in problem(("setup", index, key, field), f"setup step {index + 1}: {field} {wrong}")]
+    order_id = str(step.row.get("id") if isinstance(step, SetupInsert) else step.id)
+
+    def wrong(field: str, address: dict[str, Any]) -> str | None:
+        line1 = str(address.get("line1"))
+        house = line1.split(" ", 1)[0]
+        spelled = spells_order(house, order_id) if field == "shipping_address" and house.isdigit() else None
+        return fidelity.address_problem(address) or fidelity.streets.problem(line1) or (
+            f"{line1!r} has a house number spelling {spelled} of its order {order_id}" if spelled else None)
+
+    return [p for field, address in addresses if isinstance(address, dict) and (why := wrong(field, address)) is not None
+            for p in problem(("setup", index, key, field), f"setup step {index + 1}: {field} {why}")]
 
 
 DATED_IDS = {"tick": "created_at", "ord": "created_at", "msg": "ts", "ref": "created_at", "res": "created_at",

@@ -59,7 +59,7 @@ class Streets(_Data):
         names = "|".join(re.escape(n) for n in self.names)
         units = "|".join(re.escape(u).replace(re.escape("{n}"), r"\d+[A-D]?") for u in self.units)
         suffixes = "|".join(re.escape(x) for x in self.suffixes)
-        return re.compile(rf"[1-9]\d{{1,4}} (?:{names}|{ordinal}) (?:{suffixes})(?:, (?:{units}))?")
+        return re.compile(rf"[1-9]\d{{0,4}} (?:{names}|{ordinal}) (?:{suffixes})(?:, (?:{units}))?")
 
     def line(self, rng: random.Random) -> str:
         """A first line drawn from ``rng``: "4127 Maple Ave", "88 3rd St, Apt 12"."""
