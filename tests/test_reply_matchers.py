@@ -99,6 +99,8 @@ def test_accents_do_not_matter_for_names() -> None:
     ("Total still owed: $124.97. We could raise the budget to $149.96.", "total", "any", [124.97]),
     ("Total still owed across 3 orders: $124.97", "total", "money", [124.97]),
     ("Total still owed across 3 orders: $124.97", "total", "any", [3.0]),
+    ("You'd get $511.25 back in total: $360.05 for the card and $151.20 for the board.", "total", "money", [511.25]),
+    ("In total: $511.25 ($360.05 for the card, $151.20 for the board).", "total", "money", [511.25]),
     ("15 delivered on time, 2 late.", "on time", "any", [15.0]),
     ("13 delivered on time and 2 late", "on time", "count", [13.0]),
     ("13 of 15 shipments were delivered on time.", "on time", "count", [13.0]),

@@ -473,6 +473,17 @@ def test_search_employees(ctx: ToolContext) -> None:
     err(ctx, "search_employees", {"title": "CEO"}, "invalid_argument", "title")
 
 
+def test_a_search_finds_a_record_by_the_start_of_its_id_not_by_digits_inside_it(ctx: ToolContext) -> None:
+    employee, = ctx.conn.execute("SELECT id FROM employee ORDER BY id LIMIT 1").fetchone()
+    assert [e["id"] for e in everything(ctx, "search_employees", {"query": employee})] == [employee]
+    message, = ctx.conn.execute("SELECT id FROM slackmessage ORDER BY id LIMIT 1").fetchone()
+    inside = message.split("-")[1][1:5]  # four digits from inside the id ("msg-250705-..." -> "5070")
+    by_digits = everything(ctx, "search_slack_messages", {"query": inside})
+    assert [m["id"] for m in by_digits] == [r[0] for r in ctx.conn.execute(
+        "SELECT id FROM slackmessage WHERE instr(lower(text), ?) > 0 ORDER BY ts DESC, id DESC", (inside,))]
+    assert message in [m["id"] for m in everything(ctx, "search_slack_messages", {"query": message[:8]})]
+
+
 def test_search_builds(ctx: ToolContext) -> None:
     build = rows(ctx, m.Build, "ORDER BY id")[0]
     parts = rows(ctx, m.BuildComponent, "WHERE build_id = ? ORDER BY id", (build["id"],))

@@ -25,12 +25,12 @@ dateutil's. Numeric dates read month first, as the company is American. A date w
 year takes the year that puts it nearest the world's "now" (Sep 5 seen on 2025-09-15 is 2025-09-05;
 Dec 28 seen on 2026-01-05 is 2025-12-28).
 
-**Numbers tied to a label.** The reply is cut into clauses (sentence ends, commas and semicolons
-outside numbers, line breaks, brackets, spaced dashes, and "and"/"but" before a number); ids, emails, times and dates are masked
-first so their digits are not read as amounts. Within a clause, the number *tied* to an occurrence
-of the label is the nearest number of the wanted unit (money, count, percent or any) within
-``window`` tokens, ties going to the number before the label ("13 delivered on time, 2 late").
-The denominator of "13 of 15" / "13 out of the 15" is never tied to a label, and a label right
+**Numbers tied to a label.** The reply is cut into clauses (sentence ends, commas and semicolons outside
+numbers, line breaks, brackets, spaced dashes, a colon between dollar figures, and "and"/"but" before a
+number); ids, emails, times and dates are masked first so their digits are not read as amounts. Within a
+clause, the number *tied* to an occurrence of the label is the nearest number of the wanted unit (money,
+count, percent or any) within ``window`` tokens, ties going to the number before the label ("13 delivered on
+time, 2 late"). The denominator of "13 of 15" / "13 out of the 15" is never tied to a label, and a label right
 after "not" or "never" ("2 were not on time") is not an occurrence.
 """
 
@@ -217,6 +217,18 @@ _CLAUSE_END = re.compile(
     rf"|\b(?:and|but|while|whereas)\s+(?=[$0-9]|(?:{'|'.join(NUMBER_WORDS)})\b)",  # "13 on time and 2 late": two clauses
     re.IGNORECASE,
 )
+_DOLLARS = re.compile(r"\$\s?\d")
+
+
+def _colon_parts(clause: str) -> list[str]:
+    """``clause`` cut at each colon between two dollar figures: "$511.25 back in total: $360.05 for the card and
+    $151.20 for the board" states the total, then its breakdown; "Total: $511.25" (no figure before the colon) and
+    "Owed across 3 orders: $124.97" (a count before it) give the label the figure after it."""
+    head, colon, tail = clause.partition(": ")
+    return [head, *_colon_parts(tail)] if colon and _DOLLARS.search(head) and _DOLLARS.match(tail.lstrip()) \
+        else [clause]
+
+
 _EMPTY_ASIDE = re.compile(r"\([^\w()]*\)")
 """Brackets left with nothing in them once ids are masked ("Priya Natarajan (emp-092) has 6"): not a clause
 of their own, so the name stays in the clause of its figure."""
@@ -445,7 +457,8 @@ class Reading:
         """The reply's clauses (ids and dates masked, brackets they emptied dropped), each with its case-folded
         text for a cheap label look-up."""
         joined = _EMPTY_ASIDE.sub(" ", self.masked)
-        return tuple((part, part.casefold()) for part in _CLAUSE_END.split(joined) if part.strip())
+        return tuple((part, part.casefold()) for clause in _CLAUSE_END.split(joined) for part in _colon_parts(clause)
+                     if part.strip())
 
     def clause(self, index: int) -> _Clause:
         """Clause ``index`` read into tokens (on first use)."""

@@ -53,12 +53,14 @@ class Query:
         return self if value is None else self.add(f"{column} = ?", value)
 
     def text(self, columns: tuple[str, ...], query: str | None) -> Query:
-        """Every word of ``query`` must appear (case-insensitive, partial) in one of ``columns``."""
+        """Every word of ``query`` must appear (case-insensitive, partial) in one of ``columns``; in the record id
+        (column ``id``) only as its start ("emp-036", "msg-2509"), so a number searched for ("5070") does not
+        match every id that happens to hold its digits."""
         self.searched = (columns, (query or "").split())
         for word in self.searched[1]:
-            pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             any_column = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns)
-            self.add(f"({any_column})", *[pattern] * len(columns))
+            self.add(f"({any_column})", *[f"{escaped}%" if c == "id" else f"%{escaped}%" for c in columns])
         return self
 
     def between_dates(self, ctx: ToolContext, column: str, after: str | None, before: str | None,
