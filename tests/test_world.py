@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "0692e2ada1a3636e9aac5b5b95c715b225ae58cd6e3cea79357c26fa5bbc9567"
+DEFAULT_WORLD_HASH = "8d56e0923b493bbc979d5353678a3eb2114b20f94c9a846e57a3bf9f977fd658"
 
 
 @pytest.mark.slow
