@@ -126,6 +126,12 @@ def test_create_refund_writes_an_approved_refund_by_the_actor(ctx: ToolContext) 
     assert one(ctx, 'SELECT status, updated_at FROM "order" WHERE id = ?', c["order_id"]) == order_before
 
 
+def test_create_refund_for_items_already_back_sends_no_return_label(ctx: ToolContext) -> None:
+    c = in_window_line(ctx)
+    result = ok(ctx, "create_refund", {**refund_args(c), "item_received": True})
+    assert result["reason"] == "return" and "return_label" not in result
+
+
 def test_refund_ids_increment_within_the_day(world: World) -> None:
     vp = as_title(world, "VP Operations")
     pay = one(vp, "SELECT id FROM payment WHERE status = 'captured' ORDER BY id")[0]

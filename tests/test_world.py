@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "8d56e0923b493bbc979d5353678a3eb2114b20f94c9a846e57a3bf9f977fd658"
+DEFAULT_WORLD_HASH = "a7c0dd6a3c9f198a955163fe7bb149ee1e754661050cfa5b065162c1f4e538fd"
 
 
 @pytest.mark.slow

@@ -117,6 +117,8 @@ class CreateRefundArgs(Args):
                     "defective; may be empty for shipping_delay, price_adjustment, duplicate_charge, goodwill.",
     )
     ticket_id: Id | None = Field(default=None, description="The support ticket this refund answers, if any.")
+    item_received: bool = Field(default=False, description="True when the refunded items are already back at the "
+                                                           "warehouse (returns logged them): no return label is sent.")
 
 
 def _refunded_units(ctx: ToolContext, order_id: str) -> dict[str, int]:
@@ -244,7 +246,7 @@ def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
     override), doa within {doa_window_days} days of delivery, defective within the warranty months from the order date,
     price_adjustment within {price_adjustment_days} days of the order date, shipping_delay at most the shipping paid.
     A return, doa or defective refund on a shipped order emails the customer a prepaid return label for
-    its lines (`return_label` in the result says to whom)."""
+    its lines (`return_label` in the result says to whom), unless `item_received` says they are already back."""
     actor = _actor(ctx)
     payment = require(ctx, Payment, args.payment_id, "payment_id")
     if payment["status"] not in REFUNDABLE_PAYMENTS:
@@ -274,7 +276,7 @@ def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
         "approved_by_id": actor["id"], "created_at": ctx.world.now, "processed_at": None,
     }])
     result = {**require(ctx, Refund, refund_id, "id"), "remaining_refundable": money(remaining - args.amount)}
-    if args.reason in LINE_REASONS and order["status"] not in NEVER_SHIPPED:  # the items come back
+    if args.reason in LINE_REASONS and order["status"] not in NEVER_SHIPPED and not args.item_received:  # to come back
         customer = require(ctx, Customer, order["customer_id"], "payment_id")
         result["return_label"] = f"prepaid return label for the refunded lines emailed to {customer['email']}"
     return result
