@@ -305,3 +305,18 @@ def test_setup_scans_that_zig_zag_away_from_the_order_city_are_flagged(tmp_path:
     assert problems and all(f"{path}:11: setup step 2: Shipment {SHIP} " in p and "(its scans zig-zag)" in p
                             for p in problems), problems
     assert any("goes to Albany, NY, farther from Richmond, VA than the warehouse Edison, NJ" in p for p in problems)
+
+
+def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tmp_path: Path) -> None:
+    def ticket(n: int, minute: str) -> str:
+        return (f"{{insert: SupportTicket, row: {{id: tick-250301-90{n}, customer_id: cust-0003, type: shipping, "
+                f"channel: email, priority: low, status: open, subject: Where is my order, body: It has not arrived., "
+                f"created_at: '2025-03-01T{minute}:00', updated_at: '2025-03-01T{minute}:00'}}}}")
+
+    path = tmp_path / "same_minute.yaml"
+    path.write_text(_setup_step("\n  - ".join(ticket(n, "09:15") for n in (1, 2, 3))), encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    assert len(problems) == 1 and "setup steps 2, 3, 4 insert tickets all written at 2025-03-01T09:15" in problems[0]
+    path.write_text(_setup_step("\n  - ".join(ticket(n, m) for n, m in ((1, "09:15"), (2, "09:15"), (3, "09:41")))),
+                    encoding="utf-8")
+    assert check_task(path) == []

@@ -115,6 +115,7 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
                 out += problem(("reference_solution", "calls", i), f"reference call {i + 1} ({tool}) fails: "
                                                                    f"{err['type']}: {err['message']}")
         out += _conversation_problems(task, problem)
+        out += _same_minute_problems(task, problem)
     if not out:
         out += _proof_problems(compiled, domain, problem)
     if facts is not None:
@@ -148,6 +149,23 @@ def _setup_address_problems(index: int, step: SetupStep, fidelity: Fidelity,
 
     return [p for field, address in addresses if isinstance(address, dict) and (why := wrong(field, address)) is not None
             for p in problem(("setup", index, key, field), f"setup step {index + 1}: {field} {why}")]
+
+
+SAME_MINUTE_TICKETS = 2
+"""The most setup tickets written in one minute: customers do not write in step (five tickets at 09:15:00 sharp
+read as a template)."""
+
+
+def _same_minute_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """Setup tickets written in one minute, more than :data:`SAME_MINUTE_TICKETS` of them."""
+    written: dict[str, list[int]] = {}
+    for i, step in enumerate(task.setup):
+        if isinstance(step, SetupInsert) and step.insert == "SupportTicket" and step.row.get("created_at"):
+            written.setdefault(str(step.row["created_at"])[:16], []).append(i)
+    return [p for minute, steps in written.items() if len(steps) > SAME_MINUTE_TICKETS
+            for p in problem(("setup", steps[0]), f"setup steps {', '.join(str(i + 1) for i in steps)} insert tickets "
+                                                  f"all written at {minute}: customers do not write in step, so "
+                                                  "stagger them")]
 
 
 DATED_IDS = {"tick": "created_at", "ord": "created_at", "msg": "ts", "ref": "created_at", "res": "created_at",
