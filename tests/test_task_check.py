@@ -19,7 +19,7 @@ from corecraft.tasks import check
 from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import SetupUpdate
-from corecraft.tasks.setup_records import chatter_problems
+from corecraft.tasks.setup_records import actor_voice_problems, chatter_problems
 from corecraft.world.store import World
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -320,3 +320,26 @@ def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tm
     path.write_text(_setup_step("\n  - ".join(ticket(n, m) for n, m in ((1, "09:15"), (2, "09:15"), (3, "09:41")))),
                     encoding="utf-8")
     assert check_task(path) == []
+
+
+def test_an_actor_who_posted_advice_the_kb_contradicts_is_flagged(world: World) -> None:
+    fidelity = default_domain().seeds.fidelity
+    msg, author = world.conn.execute("SELECT id, author_id FROM slackmessage ORDER BY id LIMIT 1").fetchone()
+
+    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem("task.yaml", 1, message)]
+
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", ("Gold discount is 15% now I think?", msg))
+    found = actor_voice_problems(author, world, fidelity, report)
+    assert [p.message for p in found] == [
+        f"actor {author} posted Slack {msg}, whose advice the KB contradicts (loyalty_discount): the agent would read "
+        "its own wrong advice; give the post another author in the setup, or the task another actor"]
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", ("Loyalty discounts are 5/10/15.", msg))
+    assert actor_voice_problems(author, world, fidelity, report) == []
+    assert actor_voice_problems(None, world, fidelity, report) == []
+
+
+def test_a_kb_contradicted_stance_must_be_one_of_the_questions_stances() -> None:
+    fidelity = default_domain().seeds.fidelity
+    with pytest.raises(ValueError, match="kb_contradicted_stances: return_window has no stance 5 in slack_stances"):
+        type(fidelity).model_validate({**fidelity.model_dump(), "kb_contradicted_stances": {"return_window": 5}})

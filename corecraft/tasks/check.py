@@ -33,7 +33,12 @@ from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_tas
 __all__ = ["Problem", "check_task", "facts_digest", "replay_facts", "replay_problems"]
 from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
-from corecraft.tasks.setup_records import chatter_problems, setup_record_problems, spells_order
+from corecraft.tasks.setup_records import (
+    actor_voice_problems,
+    chatter_problems,
+    setup_record_problems,
+    spells_order,
+)
 from corecraft.users import ScriptedUser
 from corecraft.world.fidelity import Fidelity
 from corecraft.world.recipe import RecipeError
@@ -116,6 +121,7 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
                                                                    f"{err['type']}: {err['message']}")
         out += _conversation_problems(task, problem)
         out += _same_minute_problems(task, problem)
+        out += actor_voice_problems(task.actor, episode.world, fidelity, problem)
     if not out:
         out += _proof_problems(compiled, domain, problem)
     if facts is not None:

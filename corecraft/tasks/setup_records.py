@@ -21,7 +21,8 @@ or price history changes keeps every line of it, seeded or set up, at the price 
 transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
 number. A setup Order ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
-order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`).
+order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
+task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`).
 Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields it
 keeps.
 """
@@ -36,7 +37,7 @@ from typing import Any
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import SetupInsert, SetupStep, SetupUpdate
 from corecraft.world import db, models
-from corecraft.world.fidelity import line_price_problem, origin_problem, ship_to_problem
+from corecraft.world.fidelity import Fidelity, line_price_problem, origin_problem, ship_to_problem
 from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
@@ -113,6 +114,20 @@ def chatter_problems(index: int, step: SetupStep, world: World, mentioned: str, 
                                               f"Slack {msg_id} talks about it as the world wrote it: check the "
                                               "message still holds and mention its id, update it too, or rewrite "
                                               "another record")]
+
+
+def actor_voice_problems(actor: str | None, world: World, fidelity: Fidelity, report: Report) -> list[Problem]:
+    """The world's Slack posts, as the setup leaves them, in which the task's ``actor`` gives advice the knowledge
+    base contradicts (``kb_contradicted_stances``): the agent would find its own wrong advice under its name, so
+    the setup gives such a post another author (or the task another actor)."""
+    if actor is None:
+        return []
+    posts = world.conn.execute(f"SELECT id, text FROM {db.table(models.SlackMessage)} WHERE author_id = ? ORDER BY id",
+                               (actor,)).fetchall()
+    return [p for msg_id, text in posts if (wrong := fidelity.kb_contradicts(text))
+            for p in report(("actor",), f"actor {actor} posted Slack {msg_id}, whose advice the KB contradicts "
+                                        f"({', '.join(wrong)}): the agent would read its own wrong advice; give the "
+                                        "post another author in the setup, or the task another actor")]
 
 
 def _line_price_problem(line: dict[str, Any], world: World) -> str | None:

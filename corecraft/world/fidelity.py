@@ -493,6 +493,8 @@ class Fidelity(_Data):
     """Channels (names without ``#``) whose posts naming a ticket begin with its id in square brackets."""
     slack_stances: dict[str, list[str]]
     """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
+    kb_contradicted_stances: dict[str, int]
+    """For the questions the knowledge base settles, the stance (index in ``slack_stances``) it contradicts."""
     hardware_faults: str
     """Faults Slack reports a test or fix on (a regex, case-insensitive)."""
     hardware_tests: dict[str, HardwareTest]
@@ -580,6 +582,14 @@ class Fidelity(_Data):
             listed = self.city(name, state)
             if listed is not None and listed.at != at:
                 raise ValueError(f"{place} is at {at} in places/hubs but at {listed.at} in cities")
+        return self
+
+    @model_validator(mode="after")
+    def _kb_stances_are_stances(self) -> Fidelity:
+        """Every stance marked as the one the knowledge base contradicts is a stance of ``slack_stances``."""
+        for question, k in self.kb_contradicted_stances.items():
+            if not 0 <= k < len(self.slack_stances.get(question, [])):
+                raise ValueError(f"kb_contradicted_stances: {question} has no stance {k} in slack_stances")
         return self
 
     def city(self, name: str, state: str) -> City | None:
@@ -749,6 +759,10 @@ class Fidelity(_Data):
         """The stances (question, which of its stances) a Slack ``text`` takes."""
         return [(group, k) for group, stances in self.slack_stances.items()
                 for k, stance in enumerate(stances) if re.search(stance, text, re.IGNORECASE)]
+
+    def kb_contradicts(self, text: str) -> list[str]:
+        """The questions on which a Slack ``text`` takes the stance the knowledge base contradicts."""
+        return [question for question, k in self.stances_in(text) if self.kb_contradicted_stances.get(question) == k]
 
     def ticket_tag_problem(self, channel: str, text: str) -> str | None:
         """Why ``text`` posted in ``channel`` (its name, without ``#``) breaks the Slack etiquette: it names a
