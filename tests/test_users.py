@@ -130,7 +130,7 @@ def test_skipping_verification_or_saying_nothing_fails() -> None:
 
 def test_dialogue_scope_catches_a_leak_before_the_last_message() -> None:
     actions: list[Any] = corecraft.reference_actions(MISMATCH)
-    leak = "Thanks Daniel. The parcel for 9 Saddlebrook Drive is held at the depot. What email did you use?"
+    leak = "Thanks Daniel. The parcel for 8422 Canyon Ave is held at the depot. What email did you use?"
     env = CoreCraftEnv(task_id=MISMATCH)
     env.reset(seed=0)
     _reward, terminated, _, info = _play(env, [leak, *actions[1:]])
