@@ -127,6 +127,10 @@ def test_a_number_that_points_at_things_is_not_a_count() -> None:
     assert tied_numbers(text, ["orders"], "count", references=False) == [6.0, None]
 
 
+def test_thousands_of_colons_between_dollar_figures_cost_time_not_a_crash() -> None:
+    assert tied_numbers("$1: " * 3000 + "\nThe total is $2.", ["total"], "money") == [2.0]
+
+
 def test_the_window_bounds_how_far_a_tied_number_may_be() -> None:
     text = "The total, as far as I can tell after checking everything we hold, comes to $124.97."
     assert tied_numbers(text.replace(",", ""), ["total"], "money", window=20) == [124.97]

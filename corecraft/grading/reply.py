@@ -224,9 +224,13 @@ def _colon_parts(clause: str) -> list[str]:
     """``clause`` cut at each colon between two dollar figures: "$511.25 back in total: $360.05 for the card and
     $151.20 for the board" states the total, then its breakdown; "Total: $511.25" (no figure before the colon) and
     "Owed across 3 orders: $124.97" (a count before it) give the label the figure after it."""
-    head, colon, tail = clause.partition(": ")
-    return [head, *_colon_parts(tail)] if colon and _DOLLARS.search(head) and _DOLLARS.match(tail.lstrip()) \
-        else [clause]
+    parts: list[str] = []
+    for piece in clause.split(": "):
+        if parts and not (_DOLLARS.search(parts[-1]) and _DOLLARS.match(piece.lstrip())):
+            parts[-1] += ": " + piece
+        else:
+            parts.append(piece)
+    return parts
 
 
 _EMPTY_ASIDE = re.compile(r"\([^\w()]*\)")

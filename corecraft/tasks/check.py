@@ -108,11 +108,11 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
     with episode:
         if task.actor and episode.world.employee(task.actor) is None:
             return problem(("actor",), f"actor {task.actor!r} is not an employee in world {task.world.recipe}")
-        fidelity = domain.seeds.fidelity
+        fidelity, mentioned = domain.seeds.fidelity, task.model_dump_json()
         out = [p for i, step in enumerate(task.setup)
                for p in [*_setup_address_problems(i, step, fidelity, problem), *_setup_id_date_problems(i, step, problem),
                          *setup_record_problems(i, step, episode.world, domain.seeds, problem),
-                         *chatter_problems(i, step, episode.world, task.model_dump_json(), problem)]]
+                         *chatter_problems(i, step, episode.world, mentioned, problem)]]
         replayed = _replay(episode, task)
         for i, (tool, _, result) in enumerate(replayed):
             if "error" in result:
