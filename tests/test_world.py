@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a7c0dd6a3c9f198a955163fe7bb149ee1e754661050cfa5b065162c1f4e538fd"
+DEFAULT_WORLD_HASH = "7b43c2396ae1b2764c6234bbdb8bca1af778a4627faa3fba05c448d50560c61d"
 
 
 @pytest.mark.slow

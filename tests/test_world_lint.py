@@ -399,6 +399,23 @@ def test_build_dates_flags_a_build_younger_than_its_order(world: World) -> None:
     assert len(found) == 1 and build in found[0].message
 
 
+def test_stock_outs_flags_an_order_shipping_a_part_that_ran_out_before_it(world: World) -> None:
+    shipped, created = pick(world, "stock_outs", 'SELECT o.id, o.created_at FROM "order" o JOIN shipment s '
+                                  "ON s.order_id = o.id ORDER BY o.created_at DESC")
+    product, = one(world, "SELECT product_id FROM orderline WHERE order_id = ? ORDER BY id LIMIT 1", shipped)
+    earlier, line, day = one(world, 'SELECT o.id, l.id, o.created_at FROM "order" o JOIN orderline l ON l.order_id = o.id '
+                             "WHERE o.created_at < ? AND o.id != ? ORDER BY o.created_at LIMIT 1", created, shipped)
+    found = injected(world, "stock_outs", shipped,
+                     ("UPDATE product SET stock_status = 'out_of_stock' WHERE id = ?", (product,)),
+                     ("UPDATE orderline SET product_id = ? WHERE id = ?", (product, line)),
+                     ('UPDATE "order" SET status = \'backorder\' WHERE id = ?', (earlier,)))
+    since = f"{db.decode_datetime(day, world.tz):%Y-%m-%d}"
+    assert [f.message for f in found] == [f"ships {product}, out of stock since the backorder of {since}"]
+    world.conn.execute('UPDATE "order" SET created_at = ? WHERE id = ?',
+                       (db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=1)), earlier))
+    assert shipped not in flagged(world, "stock_outs")  # a backorder placed after it shipped: the part ran out later
+
+
 def test_text_durations_flags_a_wrong_age(world: World) -> None:
     ticket, = pick(world, "text_durations", "SELECT id FROM supportticket WHERE order_id IS NOT NULL ORDER BY id")
     found = injected(world, "text_durations", ticket,

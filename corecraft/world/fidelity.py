@@ -1232,6 +1232,12 @@ def price_at(product: Row, when: datetime) -> float:
     return float(product["price"])
 
 
+def stocked_parts(product: Row) -> list[str]:
+    """The stock a unit of ``product`` takes: the product itself, and a prebuilt's component SKUs too (it is
+    assembled from them)."""
+    return [product["id"], *(v for k, v in product["specs"].items() if k.endswith("_sku"))]
+
+
 CENT = 0.011
 """Two amounts of money this close are the same amount (a rounding's worth apart)."""
 

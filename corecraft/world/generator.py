@@ -31,7 +31,7 @@ from corecraft.world.generation.support import SupportMixin
 from corecraft.world.recipe import Recipe
 from corecraft.world.seeds import Seeds
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 """Bump when generated content changes; part of the template cache key."""
 
 

@@ -48,6 +48,7 @@ from corecraft.world.fidelity import (
     stale_dates,
     stale_details,
     status_problems,
+    stocked_parts,
     symptom_problems,
     ticket_handlings,
     ticket_problems,
@@ -536,6 +537,27 @@ def order_compatibility(r: Records) -> list[Finding]:
             found.append(Finding("order_compatibility", order["id"],
                                  f"ships parts that cannot work together ({problems[0]['message']}) and no "
                                  "ticket says so"))
+    return found
+
+
+def stock_outs(r: Records) -> list[Finding]:
+    """A part out of stock today ran out once, when the first order left on backorder for it was placed: no
+    order taking its stock (it, or a prebuilt built with it: ``stocked_parts``) ships after that."""
+    out_since: dict[str, datetime] = {}
+    for order in r.orders.values():
+        if order["status"] == "backorder":
+            for line in r.lines.get(order["id"], []):
+                for pid in stocked_parts(r.products[line["product_id"]]):
+                    if r.products[pid]["stock_status"] == "out_of_stock":
+                        out_since[pid] = min(out_since.get(pid, order["created_at"]), order["created_at"])
+    found = []
+    for order in r.orders.values():
+        if order["id"] not in r.shipment_of:
+            continue
+        held = {pid for line in r.lines.get(order["id"], []) for pid in stocked_parts(r.products[line["product_id"]])}
+        found += [Finding("stock_outs", order["id"], f"ships {pid}, out of stock since the backorder of "
+                          f"{out_since[pid]:%Y-%m-%d}") for pid in sorted(held)
+                  if pid in out_since and order["created_at"] > out_since[pid]]
     return found
 
 
@@ -1391,7 +1413,7 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
     shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
-    price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, build_dates,
+    price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,
     customer_phones, handbook_steps,

@@ -12,7 +12,7 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.compat import order_problems
-from corecraft.world.fidelity import assigned_warehouse, distance_km
+from corecraft.world.fidelity import assigned_warehouse, distance_km, price_at, stocked_parts
 from corecraft.world.generation.base import (
     GeneratorBase,
     add_business_days,
@@ -78,11 +78,7 @@ class CommerceMixin(GeneratorBase):
         self.one_build_a_season(orders, products)
         self.price_spells(orders)
         for order in orders:
-            subtotal = money(sum(ln["unit_price"] * ln["quantity"] for ln in order["_lines"]))
-            discount = money(subtotal * self.policy.loyalty_discount_pct[order["_tier"]] / 100)
-            shipping = shipping_price(self.policy, order["shipping_method"], subtotal - discount, order["_tier"])
-            order.update(subtotal=subtotal, discount=discount, shipping_cost=shipping,
-                         total=money(subtotal - discount + shipping))
+            self.priced(order, order["_lines"])
         for part in self.rows[m.BuildComponent]:  # saved builds as they were ordered
             part["product_id"] = parts_by_build[part["build_id"]][int(part["id"].rsplit("-", 1)[1]) - 1]
         self.dated_ids(orders, "ord", "created_at")
@@ -93,6 +89,14 @@ class CommerceMixin(GeneratorBase):
         self.rows[m.Order] = orders
         self.rows[m.OrderLine] = lines
         self.fulfil()
+
+    def priced(self, order: dict[str, Any], lines: list[dict[str, Any]]) -> None:
+        """Set ``order``'s amounts from its ``lines``: subtotal, loyalty discount, shipping and total."""
+        subtotal = money(sum(ln["unit_price"] * ln["quantity"] for ln in lines))
+        discount = money(subtotal * self.policy.loyalty_discount_pct[order["_tier"]] / 100)
+        shipping = shipping_price(self.policy, order["shipping_method"], subtotal - discount, order["_tier"])
+        order.update(subtotal=subtotal, discount=discount, shipping_cost=shipping,
+                     total=money(subtotal - discount + shipping))
 
     def one_build_a_season(self, orders: list[dict[str, Any]], products: list[dict[str, Any]]) -> None:
         """A customer orders a saved build once a season (``repeat_order_days``): an order of the same build
@@ -237,7 +241,8 @@ class CommerceMixin(GeneratorBase):
         stock = {pid: p["stock_status"] for pid, p in products.items()}
         lines_by_order = self.lines_by_order()
         payments, shipments = [], []
-        for order in self.rows[m.Order]:
+        out_since: dict[str, datetime] = {}  # an out-of-stock part's stock-out: its first backorder
+        for order in self.rows[m.Order]:  # in time order
             age = self.now - order["created_at"]
             roll = self.rng.random()
             out_of_stock = any(stock[ln["product_id"]] == "out_of_stock" for ln in lines_by_order[order["id"]])
@@ -251,7 +256,14 @@ class CommerceMixin(GeneratorBase):
                 status = "paid"
             else:
                 status = "fulfilled"
+            if status in ("paid", "fulfilled") and not self.in_stock_instead(order, lines_by_order[order["id"]],
+                                                                                products, out_since):
+                status = "backorder"  # nothing in stock could stand in: it waits too
             order["status"] = status
+            if status == "backorder":
+                for pid in (part for ln in lines_by_order[order["id"]] for part in stocked_parts(products[ln["product_id"]])):
+                    if stock[pid] == "out_of_stock":
+                        out_since.setdefault(pid, order["created_at"])
             paid_at = order["created_at"] + timedelta(minutes=self.rng.randint(1, 40))
             paid_at = min(paid_at, self.now)
             pay_status = {"pending": "pending", "cancelled": "failed"}.get(status, "captured")
@@ -271,6 +283,32 @@ class CommerceMixin(GeneratorBase):
                 order["status"] = "paid"
         self.rows[m.Payment] = payments
         self.rows[m.Shipment] = shipments
+
+    def in_stock_instead(self, order: dict[str, Any], lines: list[dict[str, Any]], products: dict[str, dict[str, Any]],
+                         out_since: dict[str, datetime]) -> bool:
+        """Whether an order can ship: one placed after a part it takes ran out (``out_since``: it, or a prebuilt
+        built with it) was placed for the nearest-priced part of the same category in stock then, fitting the
+        rest of the order (the shopper took what was there rather than a backorder), at that part's price of the
+        day, and its amounts follow; False (the lines untouched) when no such part exists. No draw is made, so
+        every other record stays as it was."""
+        when = order["created_at"]
+
+        def gone(pid: str) -> bool:
+            return any(out_since.get(part, when) < when for part in stocked_parts(products[pid]))
+
+        part_ids = [ln["product_id"] for ln in lines]
+        for k, pid in enumerate(part_ids):
+            if gone(pid):
+                part_ids[k] = next((o for o in self.swaps(part_ids, k, products, False, when, any_stock=True)
+                                    if products[o]["stock_status"] != "out_of_stock" and not gone(o) and not
+                                    order_problems([products[p] for p in [*part_ids[:k], o, *part_ids[k + 1:]]])), pid)
+        if any(gone(pid) for pid in part_ids):
+            return False
+        if part_ids != [ln["product_id"] for ln in lines]:
+            for line, pid in zip(lines, part_ids, strict=True):
+                line.update(product_id=pid, unit_price=price_at(products[pid], when))
+            self.priced(order, lines)
+        return True
 
     def replacement_orders(self) -> None:
         """A replacement approved on a ticket becomes a no-charge order once returns logs the unit sent back,
