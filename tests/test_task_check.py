@@ -168,6 +168,15 @@ TICKET = ("{insert: SupportTicket, row: {id: tick-250301-901, customer_id: cust-
 RESOLUTION = ("{insert: Resolution, row: {id: res-250302-901, ticket_id: tick-250301-901, outcome: recommendation_provided, "
               "resolved_by_id: emp-011, details: Shared the tracking link., created_at: '2025-03-02T11:00:00'}}")
 
+ORDER = ("{{insert: Order, row: {{id: ord-250301-901, customer_id: cust-0001, status: {status}, subtotal: 42.0, "
+         "discount: 0.0, shipping_cost: 0.0, total: 42.0, shipping_method: ups_ground, shipping_address: {{city: Richmond, "
+         "label: home, line1: 8116 34th Ave, state: VA, zip: '23219'}}, created_at: '2025-03-01T10:17:00', "
+         "updated_at: '2025-03-01T10:17:00'}}}}")
+
+EMPLOYEE = ("{{insert: Employee, row: {{id: emp-092, name: Dana Whitfield, email: dana.whitfield@corecraft.example, "
+            "department: fulfillment, title: Fulfillment Associate, manager_id: {manager}, refund_limit: 0.0, "
+            "can_approve_exceptions: false}}}}")
+
 SETUP_RECORDS = {
     "label_first": (_scans(LABEL, PICKUP), None),
     "no_label": (_scans(PICKUP), "has scans starting with 'picked_up', not 'label_created'"),
@@ -223,6 +232,11 @@ SETUP_RECORDS = {
                                    "label: home, line1: 12 Main St, state: VA, zip: '23219'}}}",
                                    "ships to 12 Main St, Richmond VA 23219 as 'home', but the customer's 'home' "
                                    "address is 8116 34th Ave, Richmond VA 23219"),
+    "paid_order_not_shipped_yet": (ORDER.format(status="paid"), None),
+    "fulfilled_order_never_shipped": (ORDER.format(status="fulfilled"),
+                                      "Order ord-250301-901 is fulfilled with no Shipment"),
+    "employee_with_a_manager": (EMPLOYEE.format(manager="emp-006"), None),
+    "employee_reporting_to_no_one": (EMPLOYEE.format(manager="null"), "Employee emp-092 reports to no one"),
     "random_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d4e5}}", None),
     "transaction_id_ending_in_the_sequence": (
         "{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d001}}",

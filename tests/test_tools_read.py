@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -476,11 +477,14 @@ def test_search_employees(ctx: ToolContext) -> None:
 def test_a_search_finds_a_record_by_the_start_of_its_id_not_by_digits_inside_it(ctx: ToolContext) -> None:
     employee, = ctx.conn.execute("SELECT id FROM employee ORDER BY id LIMIT 1").fetchone()
     assert [e["id"] for e in everything(ctx, "search_employees", {"query": employee})] == [employee]
-    message, = ctx.conn.execute("SELECT id FROM slackmessage ORDER BY id LIMIT 1").fetchone()
+    message, quoting, naming = [r[0] for r in ctx.conn.execute("SELECT id FROM slackmessage ORDER BY id LIMIT 3")]
     inside = message.split("-")[1][1:5]  # four digits from inside the id ("msg-250705-..." -> "5070")
-    by_digits = everything(ctx, "search_slack_messages", {"query": inside})
-    assert [m["id"] for m in by_digits] == [r[0] for r in ctx.conn.execute(
-        "SELECT id FROM slackmessage WHERE instr(lower(text), ?) > 0 ORDER BY ts DESC, id DESC", (inside,))]
+    ctx.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (f"see ord-2{inside}1-001", quoting))
+    ctx.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (f"the RTX{inside} Ti is back", naming))
+    by_digits = [m["id"] for m in everything(ctx, "search_slack_messages", {"query": inside})]
+    assert naming in by_digits and quoting not in by_digits  # a number, not digits inside a quoted id
+    assert by_digits == [r[0] for r in ctx.conn.execute("SELECT id, text FROM slackmessage ORDER BY ts DESC, id DESC")
+                         if re.search(rf"(?<!\d){inside}", r[1])]
     assert message in [m["id"] for m in everything(ctx, "search_slack_messages", {"query": message[:8]})]
 
 

@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "7b43c2396ae1b2764c6234bbdb8bca1af778a4627faa3fba05c448d50560c61d"
+DEFAULT_WORLD_HASH = "0e6da3372cdc6362367f0073225d1e2206977ec699101d3ef13f84413f766d5a"
 
 
 @pytest.mark.slow

@@ -416,6 +416,17 @@ def test_stock_outs_flags_an_order_shipping_a_part_that_ran_out_before_it(world:
     assert shipped not in flagged(world, "stock_outs")  # a backorder placed after it shipped: the part ran out later
 
 
+def test_handbook_channels_flags_a_current_article_naming_no_channel(world: World) -> None:
+    article, body = pick(world, "handbook_channels", "SELECT id, body FROM knowledgebasearticle "
+                                                     "WHERE is_deprecated = 0 ORDER BY id")
+    found = injected(world, "handbook_channels", article,
+                     ("UPDATE knowledgebasearticle SET body = ? WHERE id = ?",
+                      (body + "\nAsk in #support-leads (or #general) if unsure.", article)))
+    assert [f.message for f in found] == ["names #support-leads, which is no Slack channel"]
+    world.conn.execute("UPDATE knowledgebasearticle SET is_deprecated = 1 WHERE id = ?", (article,))
+    assert article not in flagged(world, "handbook_channels")  # a retired article may name a renamed channel
+
+
 def test_text_durations_flags_a_wrong_age(world: World) -> None:
     ticket, = pick(world, "text_durations", "SELECT id FROM supportticket WHERE order_id IS NOT NULL ORDER BY id")
     found = injected(world, "text_durations", ticket,

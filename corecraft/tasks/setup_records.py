@@ -19,7 +19,8 @@ world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its produc
 replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product whose price
 or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment's
 transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
-number. A setup Order ships to an address in its customer's address book, as written there
+number. A setup Employee has a manager. A setup Order that is fulfilled or has a return requested has its
+Shipment, and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
 order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
 task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`).
@@ -43,6 +44,8 @@ from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
 _SETTLED = ("resolved", "closed")
+_SHIPPED = ("fulfilled", "refund_requested")
+"""Order statuses that say the order shipped (``kb-order-status``: fulfilled when it ships; a return asked for)."""
 TRANSACTION_ID = re.compile(r"txn_[0-9a-f]{14}")
 """A payment processor's transaction id as the generator draws them (``commerce``): random, so it never spells
 the order's number or a word."""
@@ -75,11 +78,17 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
         return [] if row is None else [p for message in _phone_problems(row, world, seeds)
                                        for p in problem("phone", message)]
+    if table == "Employee" and isinstance(step, SetupInsert) and not given.get("manager_id"):
+        return problem("manager_id", "reports to no one: every generated employee but the VP at the top has a manager")
     if table == "OrderLine":
         row = db.fetch(world.conn, models.OrderLine, str(row_id), world.tz)
         return [] if row is None or (wrong := _line_price_problem(row, world)) is None else problem("unit_price", wrong)
-    if table == "Order" and ("shipping_address" in given or "customer_id" in given):
+    if table == "Order" and ("shipping_address" in given or "customer_id" in given or "status" in given):
         order = db.fetch(world.conn, models.Order, str(row_id), world.tz)
+        if order is not None and order["status"] in _SHIPPED and world.conn.execute(
+                f"SELECT 1 FROM {db.table(models.Shipment)} WHERE order_id = ?", (str(row_id),)).fetchone() is None:
+            return problem("status", f"is {order['status']} with no Shipment: a generated order is fulfilled once "
+                                     "the carrier has collected it, and a return needs it delivered")
         customer = db.fetch(world.conn, models.Customer, str(order["customer_id"]), world.tz) if order else None
         wrong = ship_to_problem(order["shipping_address"], customer["addresses"]) if order and customer else None
         return [] if wrong is None else problem("shipping_address", wrong)

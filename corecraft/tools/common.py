@@ -54,10 +54,16 @@ class Query:
 
     def text(self, columns: tuple[str, ...], query: str | None) -> Query:
         """Every word of ``query`` must appear (case-insensitive, partial) in one of ``columns``; in the record id
-        (column ``id``) only as its start ("emp-036", "msg-2509"), so a number searched for ("5070") does not
-        match every id that happens to hold its digits."""
+        (column ``id``) only as its start ("emp-036", "msg-2509"), and a number ("5070") only where no digit
+        precedes it ("RTX 5070", "RTX5070"), so it does not match every id quoted in a text that happens to hold
+        its digits ("ord-250705-001")."""
         self.searched = (columns, (query or "").split())
         for word in self.searched[1]:
+            if word.isdigit():
+                any_column = " OR ".join(f"{c} GLOB ?" if c == "id" else f"({c} GLOB ? OR {c} GLOB ?)" for c in columns)
+                self.add(f"({any_column})", *[arg for c in columns for arg in (
+                    [f"{word}*"] if c == "id" else [f"{word}*", f"*[^0-9]{word}*"])])
+                continue
             escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             any_column = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns)
             self.add(f"({any_column})", *[f"{escaped}%" if c == "id" else f"%{escaped}%" for c in columns])

@@ -1022,6 +1022,18 @@ def handbook_steps(r: Records) -> list[Finding]:
     return found
 
 
+CHANNEL_NAME = re.compile(r"(?<![\w&])#[a-z][a-z0-9-]*[a-z0-9]")
+
+
+def handbook_channels(r: Records) -> list[Finding]:
+    """Every Slack channel a current knowledge-base article sends a reader to exists (a deprecated one may name a
+    channel renamed since)."""
+    channels = {c["name"] for c in r.channels.values()}
+    return [Finding("handbook_channels", article["id"], f"names {name}, which is no Slack channel")
+            for article in r.articles.values() if not article["is_deprecated"]
+            for name in sorted(set(CHANNEL_NAME.findall(article["body"]))) if name not in channels]
+
+
 def status_claims(r: Records) -> list[Finding]:
     """What a ticket says of its order's state (delivered, arrived today, late, not received after a return,
     not shipped, express...) and of the customer's loyalty tier is what the records show when it was
@@ -1416,7 +1428,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,
     product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,
-    customer_phones, handbook_steps,
+    customer_phones, handbook_steps, handbook_channels,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
     replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, slack_claims,

@@ -1,7 +1,8 @@
 """Trigram full-text indexes that let the text searches of growing tables skip the rows that cannot match.
 
 The tools' text search (:meth:`corecraft.tools.common.Query.text`) keeps its exact meaning: every
-word appears, case-insensitively, in one of the searched columns (``LIKE '%word%'``). Over a table
+word appears, case-insensitively, in one of the searched columns (``LIKE '%word%'``; a number with no
+digit before it). Over a table
 that grows with the world that is a full scan, so each such table has an FTS5 index with the
 ``trigram`` tokenizer over the columns searched (an external-content table kept in step with the
 rows by triggers, built into the template and merged into one b-tree, so a lookup reads one segment
