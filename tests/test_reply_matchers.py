@@ -216,6 +216,17 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                               "lacks 'tick-250906-901'"),
     "other_kind_of_id_not_met": ({"contains": ["tick-250906-901"]}, "Orders ord-250830-902, 250906-901.", False,
                                  "lacks 'tick-250906-901'"),
+    # Regression (blind round 12): a queue rundown grouped its declines under "Declined under policy:", and the
+    # line-per-ticket check looked for a decline word beside each id only; a section heading applies to its items.
+    "heading_applies_to_its_items_met": (
+        {"regex": r"(?i)tick-250913-964(?:(?!tick-)[\s\S]){0,200}?declin|declin[\s\S]{0,80}?tick-250913-964"},
+        "Refunded:\n- tick-250913-961: $259.00\n\n**Declined under policy:**\n- tick-250913-937: asked on day 16 of the "
+        "14-day window, so past it.\n- tick-250913-964: took 7 business days, on time.", True, ""),
+    "heading_ends_at_the_next_line_not_met": (
+        {"regex": r"(?i)tick-250913-964(?:(?!tick-)[\s\S]){0,200}?declin|declin[\s\S]{0,80}?tick-250913-964"},
+        "Declined under policy:\nAll of these were checked by hand against the carrier scans and the SLA table of the "
+        "knowledge base.\n- tick-250913-964: took 7 business days.",
+        False, "does not match"),
     # Regression (task authoring): "I haven't waived the fee" denies the forbidden phrase.
     "perfect_tense_denial_is_not_stated": ({"not_contains": ["waived the fee"]},
                                            "I haven't waived the fee; it stays at $30.", True, ""),

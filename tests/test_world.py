@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "0e6da3372cdc6362367f0073225d1e2206977ec699101d3ef13f84413f766d5a"
+DEFAULT_WORLD_HASH = "e8096a50ddb8aa0cbac66b84da34fa6de325cbc237ce0a7cc547de2073aa0915"
 
 
 @pytest.mark.slow

@@ -106,6 +106,7 @@ def rerouted(world: World, ship: str, events: list[dict[str, str]], address: dic
 def test_shipment_routes_flags_weekend_pickup_and_zigzag(world: World) -> None:
     ship, = pick(world, "shipment_routes", "SELECT id FROM shipment ORDER BY id")
     events = [
+        {"ts": "2025-09-01T09:00:00-04:00", "status": "label_created", "location": "Edison, NJ"},
         {"ts": "2025-09-06T09:00:00-04:00", "status": "picked_up", "location": "Edison, NJ"},
         {"ts": "2025-09-07T09:00:00-04:00", "status": "in_transit", "location": "Ontario, CA"},
         {"ts": "2025-09-08T09:00:00-04:00", "status": "in_transit", "location": "Albany, NY"},
@@ -113,7 +114,7 @@ def test_shipment_routes_flags_weekend_pickup_and_zigzag(world: World) -> None:
     ]
     address = {"label": "home", "line1": "1 Main St", "city": "Trenton", "state": "NJ", "zip": "08608"}
     messages = rerouted(world, ship, events, address)
-    assert messages[0] == "picked up on Saturday (2025-09-06)"
+    assert messages[:2] == ["labelled on Labor Day (2025-09-01)", "picked up on Saturday (2025-09-06)"]
     farther = [m.split(",")[0] for m in messages if "farther from Trenton, NJ than the warehouse Edison, NJ" in m]
     assert farther == ["goes to Ontario", "goes to Albany", "goes to Phoenix"]
     assert [m.split(":")[0] for m in messages if m.startswith("turns back")] == [

@@ -24,6 +24,7 @@ from corecraft.grading.reply import (
     mentions_name,
     tool_payload_in,
     with_full_ids,
+    with_headings,
 )
 from corecraft.grading.transcript import CallRecord, Transcript
 from corecraft.tasks.model import (
@@ -225,7 +226,8 @@ def _reply_holds(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Ou
     for needle in c.not_contains:
         if asserts(reply, _normalise(needle, c.case_sensitive)):
             return False, f"reply contains forbidden {needle!r}"
-    if c.regex and not re.search(c.regex, text, 0 if c.case_sensitive else re.IGNORECASE):
+    flags = 0 if c.case_sensitive else re.IGNORECASE
+    if c.regex and not (re.search(c.regex, text, flags) or re.search(c.regex, with_headings(text), flags)):
         return False, f"reply does not match /{c.regex}/"
     if c.number is not None and not any(abs(n - c.number.value) <= c.number.tol + 1e-9 for n in numbers_in(reply)):
         return False, f"reply has no number within {c.number.tol} of {c.number.value}"

@@ -75,6 +75,25 @@ def with_full_ids(text: str) -> str:
     return _ID_LIST.sub(lambda m: f"{m[1]}-{m[2]}" + _BARE_ID.sub(lambda b: f"{m[1]}-{b[0]}", m[3]), text)
 
 
+_LIST_ITEM = re.compile(r"\s*(?:[-*\u2022]|\d{1,3}[.)])\s")
+
+
+def with_headings(text: str) -> str:
+    """``text`` with each list item led by the heading it sits under, in brackets: after "Declined under policy:"
+    the item "- tick-250913-964: delivered in 7 business days" reads "- [Declined under policy] tick-250913-964: …",
+    as a reader takes it. A heading is a line ending in a colon (bold or not); any other line ends its section."""
+    lines, heading = [], ""
+    for line in text.splitlines():
+        if item := _LIST_ITEM.match(line):
+            lines.append(f"{item[0]}[{heading}] {line[item.end():]}" if heading else line)
+            continue
+        stripped = line.strip().strip("*_#").strip()
+        if stripped:
+            heading = stripped[:-1] if stripped.endswith(":") else ""
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def clean(text: str) -> str:
     """NFKC-normalised text (full-width digits, non-breaking spaces, ligatures made plain)."""
     return unicodedata.normalize("NFKC", text)

@@ -5,27 +5,26 @@ A setup Shipment row (inserted, or a seeded one updated) must read like a carrie
 no scan is after the world's now, it leaves from the warehouse ``kb-warehouse-network`` assigns
 (:func:`~corecraft.world.fidelity.origin_problem`, as lint's), its scans head for the order's city without
 zig-zagging (``route_problems``, as lint's shipment_routes) and it is out for delivery and delivered there, it is
-picked up on a carrier business day (:func:`~corecraft.world.rules.is_business_day` with ``carrier_holidays`` from
-``seeds/policy.yaml``) at the instant of its ``shipped_at`` (the ship date is the pickup), it is delivered on a
-business day too (the world's carriers never deliver on a weekend or holiday), and its tracking number is in its
-carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's), its drawn
-digits spelling nothing of its order's number (:func:`spells_order`). A SupportTicket inserted
+labelled and picked up on carrier business days (:func:`~corecraft.world.rules.is_business_day` with
+``carrier_holidays`` from ``seeds/policy.yaml``), picked up at the instant of its ``shipped_at`` (the ship date is
+the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
+its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
+its drawn digits spelling nothing of its order's number (:func:`spells_order`). A SupportTicket inserted
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
 placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's, as
 ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's, seeded or set up. A setup
-OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's order_prices holds the
-world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was placed
-(the ``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a no-charge
+OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's order_prices holds the world's
+lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was placed (the
+``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a no-charge
 replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product whose price
 or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment's
 transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
-number. A setup Employee has a manager. A setup Order that is fulfilled or has a return requested has its
-Shipment, and ships to an address in its customer's address book, as written there
+number. A setup Employee has a manager. A setup Order that is fulfilled or has a return requested has its Shipment,
+and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
-order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
-task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`).
-Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields it
-keeps.
+order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and
+the task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). Each row is
+judged as it stands in the world after the setup, so an update is judged with the seeded fields it keeps.
 """
 
 from __future__ import annotations
@@ -183,6 +182,10 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         if moment > world.now:
             out.append(("events", f"has a {event.get('status')!r} scan at {event['ts']}, after the world's now "
                                   f"({world.now.isoformat()}): a scan cannot be in the future"))
+        if event.get("status") == "label_created" and not is_business_day(local.date(), holidays):
+            day = local.date()
+            out.append(("events", f"is labelled on {holidays.get(day, day.strftime('%A'))} ({day}): an order paid on "
+                                  "a closed day is picked, and labelled, the next business day (kb-warehouse-network)"))
         if event.get("status") == "delivered" and not is_business_day(local.date(), holidays):
             day = local.date()
             out.append(("events", f"is delivered on {holidays.get(day, day.strftime('%A'))} ({day}): the world's "

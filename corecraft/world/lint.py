@@ -310,17 +310,20 @@ def duplicate_slack_texts(r: Records) -> list[Finding]:
 
 
 def shipment_routes(r: Records) -> list[Finding]:
-    """Parcels are picked up on business days and their scans do not zig-zag on the way to the destination
-    city (:meth:`~corecraft.world.fidelity.Fidelity.route_problems`: no stop farther from it than the
-    warehouse, no leg heading elsewhere, no turning back)."""
+    """Parcels are labelled and picked up on business days (an order paid on a weekend or carrier holiday is
+    picked the next business day: ``kb-warehouse-network``) and their scans do not zig-zag on the way to the
+    destination city (:meth:`~corecraft.world.fidelity.Fidelity.route_problems`: no stop farther from it than
+    the warehouse, no leg heading elsewhere, no turning back)."""
+    done = {"label_created": "labelled", "picked_up": "picked up"}
     found = []
     for ship in r.shipments.values():
         address = r.orders[ship["order_id"]]["shipping_address"]
         for event in ship["events"]:
             moment = datetime.fromisoformat(event["ts"]).astimezone(r.tz)
-            if event["status"] == "picked_up" and not is_business_day(moment.date(), r.policy.carrier_holidays):
+            if event["status"] in done and not is_business_day(moment.date(), r.policy.carrier_holidays):
                 day = r.policy.carrier_holidays.get(moment.date(), moment.strftime("%A"))
-                found.append(Finding("shipment_routes", ship["id"], f"picked up on {day} ({moment:%Y-%m-%d})"))
+                found.append(Finding("shipment_routes", ship["id"],
+                                     f"{done[event['status']]} on {day} ({moment:%Y-%m-%d})"))
         stops = [event["location"] for event in ship["events"]]
         found += [Finding("shipment_routes", ship["id"], problem) for _, problem
                   in r.rules.route_problems(stops, f"{address['city']}, {address['state']}")]

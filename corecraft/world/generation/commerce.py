@@ -410,6 +410,8 @@ class CommerceMixin(GeneratorBase):
         weekday_label = labelled(())
         _, weekday_arrive = timeline(weekday_label, (), drawn_sla)
         label = labelled(holidays)
+        if not is_business_day(label.date(), holidays):  # paid on a closed day: picked the next business day
+            label = min(add_business_days(label, 1, holidays).replace(hour=9, minute=0), self.now)
         shipped = label + timedelta(hours=4)
         if not is_business_day(shipped.date(), holidays):  # no collection on weekends and carrier holidays
             shipped = add_business_days(shipped, 1, holidays).replace(hour=7, minute=30)
