@@ -428,6 +428,20 @@ def test_handbook_channels_flags_a_current_article_naming_no_channel(world: Worl
     assert article not in flagged(world, "handbook_channels")  # a retired article may name a renamed channel
 
 
+def test_slack_held_products_flags_returns_of_a_part_nobody_received(world: World) -> None:
+    message, = pick(world, "slack_held_products", "SELECT id FROM slackmessage ORDER BY ts DESC")
+    never, = one(world, "SELECT name FROM product WHERE id NOT IN (SELECT l.product_id FROM orderline l JOIN shipment s "
+                        "ON s.order_id = l.order_id WHERE s.delivered_at IS NOT NULL) ORDER BY id LIMIT 1")
+    held, = one(world, "SELECT p.name FROM product p JOIN orderline l ON l.product_id = p.id JOIN shipment s "
+                       "ON s.order_id = l.order_id WHERE s.delivered_at IS NOT NULL ORDER BY s.delivered_at LIMIT 1")
+    line = "Policy exception asks keep coming in for {} returns a few days past the window. Who can approve those?"
+    found = injected(world, "slack_held_products", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format(never), message)))
+    assert len(found) == 1 and found[0].message.startswith(f"speaks of {never} units customers hold")
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format(held), message))
+    assert message not in flagged(world, "slack_held_products")
+
+
 def test_text_durations_flags_a_wrong_age(world: World) -> None:
     ticket, = pick(world, "text_durations", "SELECT id FROM supportticket WHERE order_id IS NOT NULL ORDER BY id")
     found = injected(world, "text_durations", ticket,

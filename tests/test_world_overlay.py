@@ -4,6 +4,7 @@ leaves the pool usable. (The change-log diff against a full diff: tests/test_gra
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 import sqlite3
@@ -22,9 +23,27 @@ from corecraft.world.store import World
 
 pytestmark = pytest.mark.filterwarnings("ignore:no LLM judge configured")
 
-TICKET = "tick-250904-001"  # the tiny world's latest resolved ticket, normal priority
-BUMP = ("update_ticket_status", {"ticket_id": TICKET, "priority": "high"})
 PRIORITY = "SELECT priority FROM supportticket WHERE id = ?"
+
+
+@functools.cache
+def ticket() -> str:
+    """The tiny world's latest resolved ticket of normal priority (read from the world, so a generator change that
+    renumbers tickets does not break the probe)."""
+    world = default_domain().store.open("tiny")
+    try:
+        return str(world.conn.execute("SELECT id FROM supportticket WHERE status = 'resolved' AND priority = 'normal' "
+                                      "ORDER BY created_at DESC LIMIT 1").fetchone()[0])
+    finally:
+        world.close()
+
+
+def bump() -> tuple[str, dict[str, str]]:
+    return "update_ticket_status", {"ticket_id": ticket(), "priority": "high"}
+
+
+def set_low() -> list[dict[str, Any]]:
+    return [{"update": "SupportTicket", "id": ticket(), "set": {"priority": "low"}}]
 
 
 def _task(setup: list[dict[str, Any]]) -> Task:
@@ -36,23 +55,20 @@ def _task(setup: list[dict[str, Any]]) -> Task:
     })
 
 
-SET_LOW = [{"update": "SupportTicket", "id": TICKET, "set": {"priority": "low"}}]
-
-
 def test_consecutive_episodes_on_one_reused_connection_see_none_of_each_others_writes() -> None:
     domain = default_domain()
     clean = domain.store.open("tiny")
     start_hash = clean.hash()
     clean.close()
     seen = []
-    for setup, expected in [([], "normal"), ([], "normal"), (SET_LOW, "low"), (SET_LOW, "low"), ([], "normal")]:
+    for setup, expected in [([], "normal"), ([], "normal"), (set_low(), "low"), (set_low(), "low"), ([], "normal")]:
         with domain.episode(_task(setup)) as episode:
             conn = episode.world.conn
             seen.append(conn)
-            assert conn.execute(PRIORITY, (TICKET,)).fetchone() == (expected,)
+            assert conn.execute(PRIORITY, (ticket(),)).fetchone() == (expected,)
             assert world_diff(conn) == {}
-            assert "error" not in episode.call(*BUMP)
-            assert conn.execute(PRIORITY, (TICKET,)).fetchone() == ("high",)
+            assert "error" not in episode.call(*bump())
+            assert conn.execute(PRIORITY, (ticket(),)).fetchone() == ("high",)
             assert set(world_diff(conn)) == {"SupportTicket"}
     assert all(conn is seen[0] for conn in seen)  # one connection served every episode
     again = domain.store.open("tiny")
@@ -133,8 +149,8 @@ def test_a_failing_setup_is_a_clear_error_and_leaves_the_pool_usable() -> None:
     domain = default_domain()
     with pytest.raises(SetupError, match="no SupportTicket with id 'tick-nope'"):
         domain.episode(_task([{"update": "SupportTicket", "id": "tick-nope", "set": {"priority": "low"}}]))
-    with domain.episode(_task(SET_LOW)) as episode:
-        assert episode.world.conn.execute(PRIORITY, (TICKET,)).fetchone() == ("low",)
+    with domain.episode(_task(set_low())) as episode:
+        assert episode.world.conn.execute(PRIORITY, (ticket(),)).fetchone() == ("low",)
         assert world_diff(episode.world.conn) == {}
 
 

@@ -503,6 +503,8 @@ class Fidelity(_Data):
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
     stale_date_claim: str
     """A Slack phrase giving a future date ("until 2025-09-11"): the date is group 1."""
+    held_product_line: str
+    """A Slack line about units customers hold: the product it names was delivered to someone by then (a regex)."""
     ticket_fits: dict[str, Fit]
     issues: dict[str, Issue]
     status_claims: dict[str, StatusClaim]

@@ -883,6 +883,20 @@ def slack_hardware_tests(r: Records) -> list[Finding]:
             for problem in r.rules.hardware_test_problems(msg["text"])]
 
 
+def slack_held_products(r: Records) -> list[Finding]:
+    """A Slack line about units customers hold (``held_product_line``: returns past the window, a bench test, a
+    repeated DOA) names a product somebody had received by then, not one that only ever sat on backorder."""
+    received: dict[str, datetime] = {}
+    for order_id, lines in r.lines.items():
+        delivered = (r.shipment_of.get(order_id) or {}).get("delivered_at")
+        for line in lines if delivered is not None else []:
+            received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
+    return [Finding("slack_held_products", msg["id"], f"speaks of {p['name']} units customers hold, but none had "
+                    f"been delivered by {msg['ts']:%Y-%m-%d}") for msg in r.messages.values()
+            if re.search(r.rules.held_product_line, msg["text"]) for p in r.named_products(msg["text"])
+            if not received.get(p["id"], msg["ts"] + timedelta(seconds=1)) <= msg["ts"]]
+
+
 def slack_stale_dates(r: Records) -> list[Finding]:
     """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted."""
     return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
@@ -1436,7 +1450,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
     replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
-    slack_hardware_tests, brand_categories, slack_categories, slack_stale_dates, slack_kb_edits, slack_repeats,
+    slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
     ticket_raw_ids, ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,

@@ -94,6 +94,8 @@ class _SlackRecords:
     """Employees' departments by id."""
     managers: dict[str, str | None]
     """Employees' managers by id."""
+    received: dict[str, datetime]
+    """When a customer first received each product (its earliest delivery), by product id."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
@@ -328,6 +330,11 @@ class ChatterMixin(GeneratorBase):
         for product in products:
             brands[product["brand"]].add(product["category"])
         stories = {o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]}
+        received: dict[str, datetime] = {}
+        for line in self.rows[m.OrderLine]:
+            delivered = (ships.get(line["order_id"]) or {}).get("delivered_at")
+            if delivered is not None:
+                received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
         return _SlackRecords(stories, {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands),
                              self.lines_by_order(), {p["id"]: p for p in products}, tickets_of, escalated,
                              {c["id"]: c["name"] for c in self.rows[m.Customer]},
@@ -339,7 +346,7 @@ class ChatterMixin(GeneratorBase):
                                               self.rows[m.Escalation], self.rows[m.Refund]),
                              {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]},
                              {e["id"]: e["department"] for e in self.rows[m.Employee]},
-                             {e["id"]: e["manager_id"] for e in self.rows[m.Employee]})
+                             {e["id"]: e["manager_id"] for e in self.rows[m.Employee]}, received)
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -440,6 +447,14 @@ class ChatterMixin(GeneratorBase):
             if "{order_id}" in template or not fitting:
                 return None
             product = rng.choice(fitting)
+            values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if names_product and "{order_id}" not in template and re.search(rules.held_product_line, template) and not (
+                records.received.get(product["id"], story.ts + timedelta(seconds=1)) <= story.ts):
+            held = [p for p in self.rows[m.Product] if p["category"] == product["category"]
+                    and records.received.get(p["id"], story.ts + timedelta(seconds=1)) <= story.ts]
+            if not held:  # a line about units customers hold names one somebody had received
+                return None
+            product = rng.choice(held)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if names_product and "{ticket_id}" in template:  # the quoted ticket asks about a part already out
             asked = records.ticket_rows[values["ticket_id"]]["created_at"]
