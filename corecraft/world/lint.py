@@ -888,8 +888,10 @@ def slack_held_products(r: Records) -> list[Finding]:
     repeated DOA) names a product somebody had received by then, not one that only ever sat on backorder."""
     received: dict[str, datetime] = {}
     for order_id, lines in r.lines.items():
-        delivered = (r.shipment_of.get(order_id) or {}).get("delivered_at")
-        for line in lines if delivered is not None else []:
+        delivered: datetime | None = (r.shipment_of.get(order_id) or {}).get("delivered_at")
+        if delivered is None:
+            continue
+        for line in lines:
             received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
     return [Finding("slack_held_products", msg["id"], f"speaks of {p['name']} units customers hold, but none had "
                     f"been delivered by {msg['ts']:%Y-%m-%d}") for msg in r.messages.values()
