@@ -43,6 +43,13 @@ from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
 _SETTLED = ("resolved", "closed")
+_OPEN_DAYS_ONLY = {
+    "label_created": ("labelled", "an order paid on a closed day is picked, and labelled, the next business day "
+                                  "(kb-warehouse-network)"),
+    "picked_up": ("picked up", "carriers collect on business days only"),
+    "delivered": ("delivered", "the world's carriers deliver on business days only"),
+}
+"""Scans that happen on carrier business days only: what the scan says was done, and why not on a closed day."""
 _SHIPPED = ("fulfilled", "refund_requested")
 """Order statuses that say the order shipped (``kb-order-status``: fulfilled when it ships; a return asked for)."""
 TRANSACTION_ID = re.compile(r"txn_[0-9a-f]{14}")
@@ -182,23 +189,13 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         if moment > world.now:
             out.append(("events", f"has a {event.get('status')!r} scan at {event['ts']}, after the world's now "
                                   f"({world.now.isoformat()}): a scan cannot be in the future"))
-        if event.get("status") == "label_created" and not is_business_day(local.date(), holidays):
-            day = local.date()
-            out.append(("events", f"is labelled on {holidays.get(day, day.strftime('%A'))} ({day}): an order paid on "
-                                  "a closed day is picked, and labelled, the next business day (kb-warehouse-network)"))
-        if event.get("status") == "delivered" and not is_business_day(local.date(), holidays):
-            day = local.date()
-            out.append(("events", f"is delivered on {holidays.get(day, day.strftime('%A'))} ({day}): the world's "
-                                  "carriers deliver on business days only"))
-        if event.get("status") != "picked_up":
-            continue
-        if datetime.fromisoformat(row["shipped_at"]) != moment:  # decoded aware, in world time
-            out.append(("shipped_at", f"has shipped_at {row['shipped_at']}, not its pickup scan at {event['ts']}: "
-                                      "the ship date is the pickup"))
         day = local.date()
-        if not is_business_day(day, holidays):
-            out.append(("events", f"is picked up on {holidays.get(day, day.strftime('%A'))} ({day}): carriers "
-                                  "collect on business days only"))
+        if event.get("status") in _OPEN_DAYS_ONLY and not is_business_day(day, holidays):
+            done, why = _OPEN_DAYS_ONLY[event["status"]]
+            out.append(("events", f"is {done} on {holidays.get(day, day.strftime('%A'))} ({day}): {why}"))
+        if event.get("status") == "picked_up" and datetime.fromisoformat(row["shipped_at"]) != moment:
+            out.append(("shipped_at", f"has shipped_at {row['shipped_at']}, not its pickup scan at {event['ts']}: "
+                                      "the ship date is the pickup"))  # shipped_at decoded aware, in world time
     carrier, number = row["carrier"], row["tracking_number"]
     if not is_tracking_number(carrier, number):
         shape = TRACKING_FORMATS.get(carrier, "no format: not a carrier we ship with")

@@ -1240,6 +1240,23 @@ def stocked_parts(product: Row) -> list[str]:
     return [product["id"], *(v for k, v in product["specs"].items() if k.endswith("_sku"))]
 
 
+def first_deliveries(lines: Iterable[Row], shipment_of: dict[str, Row]) -> dict[str, datetime]:
+    """When a customer first received each product (its earliest delivery), by product id: order ``lines`` and the
+    shipments of their orders (``shipment_of``, by order id)."""
+    received: dict[str, datetime] = {}
+    for line in lines:
+        delivered: datetime | None = (shipment_of.get(line["order_id"]) or {}).get("delivered_at")
+        if delivered is not None:
+            received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
+    return received
+
+
+def received_by(received: dict[str, datetime], product_id: str, when: datetime) -> bool:
+    """Whether some customer had received ``product_id`` by ``when`` (``received``: :func:`first_deliveries`)."""
+    first = received.get(product_id)
+    return first is not None and first <= when
+
+
 CENT = 0.011
 """Two amounts of money this close are the same amount (a rounding's worth apart)."""
 

@@ -34,12 +34,14 @@ from corecraft.world.fidelity import (
     days_past_window,
     duration_problems,
     fill_words,
+    first_deliveries,
     kb_edit_problems,
     ledger_problems,
     line_price_problem,
     order_states,
     origin_problem,
     price_drops,
+    received_by,
     reference_problem,
     restocked,
     rule_shape,
@@ -886,17 +888,11 @@ def slack_hardware_tests(r: Records) -> list[Finding]:
 def slack_held_products(r: Records) -> list[Finding]:
     """A Slack line about units customers hold (``held_product_line``: returns past the window, a bench test, a
     repeated DOA) names a product somebody had received by then, not one that only ever sat on backorder."""
-    received: dict[str, datetime] = {}
-    for order_id, lines in r.lines.items():
-        delivered: datetime | None = (r.shipment_of.get(order_id) or {}).get("delivered_at")
-        if delivered is None:
-            continue
-        for line in lines:
-            received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
+    received = first_deliveries((ln for lines in r.lines.values() for ln in lines), r.shipment_of)
     return [Finding("slack_held_products", msg["id"], f"speaks of {p['name']} units customers hold, but none had "
                     f"been delivered by {msg['ts']:%Y-%m-%d}") for msg in r.messages.values()
             if re.search(r.rules.held_product_line, msg["text"]) for p in r.named_products(msg["text"])
-            if not received.get(p["id"], msg["ts"] + timedelta(seconds=1)) <= msg["ts"]]
+            if not received_by(received, p["id"], msg["ts"])]
 
 
 def slack_stale_dates(r: Records) -> list[Finding]:

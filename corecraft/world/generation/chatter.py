@@ -26,10 +26,12 @@ from corecraft.world.fidelity import (
     claim_problems,
     duration_problems,
     fill_words,
+    first_deliveries,
     kb_edit_problems,
     ledger_problems,
     measure,
     origin,
+    received_by,
     rule_shape,
     stale_dates,
     symptom_problems,
@@ -330,11 +332,6 @@ class ChatterMixin(GeneratorBase):
         for product in products:
             brands[product["brand"]].add(product["category"])
         stories = {o["id"]: OrderStory(o, ships.get(o["id"]), refunds_of[o["id"]]) for o in self.rows[m.Order]}
-        received: dict[str, datetime] = {}
-        for line in self.rows[m.OrderLine]:
-            delivered = (ships.get(line["order_id"]) or {}).get("delivered_at")
-            if delivered is not None:
-                received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
         return _SlackRecords(stories, {p["order_id"]: p for p in self.rows[m.Payment]}, dict(brands),
                              self.lines_by_order(), {p["id"]: p for p in products}, tickets_of, escalated,
                              {c["id"]: c["name"] for c in self.rows[m.Customer]},
@@ -346,7 +343,8 @@ class ChatterMixin(GeneratorBase):
                                               self.rows[m.Escalation], self.rows[m.Refund]),
                              {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]},
                              {e["id"]: e["department"] for e in self.rows[m.Employee]},
-                             {e["id"]: e["manager_id"] for e in self.rows[m.Employee]}, received)
+                             {e["id"]: e["manager_id"] for e in self.rows[m.Employee]},
+                             first_deliveries(self.rows[m.OrderLine], ships))
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -448,10 +446,10 @@ class ChatterMixin(GeneratorBase):
                 return None
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
-        if names_product and "{order_id}" not in template and re.search(rules.held_product_line, template) and not (
-                records.received.get(product["id"], story.ts + timedelta(seconds=1)) <= story.ts):
+        if names_product and "{order_id}" not in template and re.search(rules.held_product_line, template) and \
+                not received_by(records.received, product["id"], story.ts):
             held = [p for p in self.rows[m.Product] if p["category"] == product["category"]
-                    and records.received.get(p["id"], story.ts + timedelta(seconds=1)) <= story.ts]
+                    and received_by(records.received, p["id"], story.ts)]
             if not held:  # a line about units customers hold names one somebody had received
                 return None
             product = rng.choice(held)
