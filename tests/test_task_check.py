@@ -325,6 +325,30 @@ def test_setup_scans_that_zig_zag_away_from_the_order_city_are_flagged(tmp_path:
     assert any("goes to Albany, NY, farther from Richmond, VA than the warehouse Edison, NJ" in p for p in problems)
 
 
+def test_a_setup_parcel_shipping_a_part_after_it_ran_out_is_flagged(tmp_path: Path) -> None:
+    # ship-250213-001 carries an MSI RTX 5080 Suprim ordered 2025-02-13: made out of stock today, the part ran out
+    # at its first backorder, and a parcel of it before that is fine, one after is not.
+    out = ("{update: Product, id: GPU-MSI-RTX5080-SUPRIM, set: {stock_status: out_of_stock, "
+           "inventory: {east: 0, central: 0, west: 0}}}")
+
+    def backorder(day: str) -> str:
+        placed = f"20{day[:2]}-{day[2:4]}-{day[4:]}"
+        return (ORDER.format(status="backorder").replace("250301", day).replace("2025-03-01", placed)
+                + f"\n  - {{insert: OrderLine, row: {{id: ord-{day}-901-L1, order_id: ord-{day}-901, "
+                "product_id: GPU-MSI-RTX5080-SUPRIM, quantity: 1, unit_price: 1399.0}}")
+
+    def problems(day: str) -> list[str]:
+        path = tmp_path / f"ran_out_{day}.yaml"
+        ship = f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z4839200357186401}}}}"
+        path.write_text(_setup_step(f"{ship}\n  - {out}\n  - {backorder(day)}"), encoding="utf-8")
+        return [str(p) for p in check_task(path)]
+
+    assert problems("250301") == []
+    found = problems("250201")
+    assert len(found) == 1 and f":11: setup step 2: Shipment {SHIP} ships GPU-MSI-RTX5080-SUPRIM for order " \
+        "ord-250213-001" in found[0] and "ran out at the backorder of 2025-02-01T10:17:00-05:00" in found[0], found
+
+
 def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tmp_path: Path) -> None:
     def ticket(n: int, minute: str) -> str:
         return (f"{{insert: SupportTicket, row: {{id: tick-250301-90{n}, customer_id: cust-0003, type: shipping, "

@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5129980508f8bbe6fcb3d77ffcacafe7a6815abc260d37731de7e24cbb457e42"
+DEFAULT_WORLD_HASH = "2814edf932797a58e0102f84bacd62bf73e42908c88f3c301f9de1bd13d932ee"
 
 
 @pytest.mark.slow

@@ -599,22 +599,27 @@ def test_status_claims_flags_label_created_after_pickup(world: World) -> None:
                                           "label only at the time"]
 
 
-def test_ticket_raw_ids_flags_a_carrier_id(world: World) -> None:
+def test_ticket_raw_ids_flags_a_carrier_id_and_a_catalogue_sku(world: World) -> None:
     ticket, = pick(world, "ticket_raw_ids", "SELECT id FROM supportticket ORDER BY id")
     found = injected(world, "ticket_raw_ids", ticket,
                      ("UPDATE supportticket SET body = 'My usps_ground tracking is stuck.' WHERE id = ?", (ticket,)))
     assert [f.message for f in found] == ["writes the raw id 'usps_ground'"]
+    sku, name = one(world, "SELECT sku, name FROM product ORDER BY id LIMIT 1")
+    world.conn.execute("UPDATE supportticket SET subject = ?, body = ? WHERE id = ?",
+                       (f"Return: {sku}", f"Returning the {name}. Unopened.", ticket))
+    assert [f.message for f in lint(world) if f.check == "ticket_raw_ids" and f.entity_id == ticket] == [
+        f"writes the raw id {sku!r}"]  # the product's name is how a customer writes it
 
 
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
-    ticket, sku = pick(world, "ticket_counts", "SELECT t.id, p.sku FROM supportticket t JOIN orderline l "
-                       "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "
-                       "AND (SELECT count(*) FROM orderline k WHERE k.order_id = t.order_id) = 1 ORDER BY t.id")
+    ticket, name = pick(world, "ticket_counts", "SELECT t.id, p.name FROM supportticket t JOIN orderline l "
+                        "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "
+                        "AND (SELECT count(*) FROM orderline k WHERE k.order_id = t.order_id) = 1 ORDER BY t.id")
     found = injected(world, "ticket_counts", ticket,
                      ("UPDATE supportticket SET body = ? WHERE id = ?",
-                      (f"My order had three items. I ordered 2 of {sku} but only received 1.", ticket)))
+                      (f"My order had three items. I ordered 2 of the {name} but only received 1.", ticket)))
     assert [f.message for f in found] == ["says 'had three items'; the order has 1 line(s), 1 unit(s)",
-                                          f"says 'ordered 2 of {sku}'; the order has 1 of {sku}"]
+                                          f"says 'ordered 2 of the {name}'; the order has 1 of {name}"]
 
 
 def test_spec_claims_flags_a_psu_the_build_does_not_have(world: World) -> None:

@@ -9,7 +9,9 @@ labelled and picked up on carrier business days (:func:`~corecraft.world.rules.i
 ``carrier_holidays`` from ``seeds/policy.yaml``), picked up at the instant of its ``shipped_at`` (the ship date is
 the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
-its drawn digits spelling nothing of its order's number (:func:`spells_order`). A SupportTicket inserted
+its drawn digits spelling nothing of its order's number (:func:`spells_order`). Its order takes no part
+after that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on
+backorder, seeded or set up). A SupportTicket inserted
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
 placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area code (a listed city's, as
 ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's, seeded or set up. A setup
@@ -37,7 +39,14 @@ from typing import Any
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import SetupInsert, SetupStep, SetupUpdate
 from corecraft.world import db, models
-from corecraft.world.fidelity import Fidelity, line_price_problem, origin_problem, ship_to_problem
+from corecraft.world.fidelity import (
+    Fidelity,
+    line_price_problem,
+    origin_problem,
+    ship_to_problem,
+    shipped_out_of_stock,
+    stock_out_moments,
+)
 from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking_number
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
@@ -172,6 +181,7 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
                                stock_then_unknown=True)
         if wrong is not None:
             out.append(("events", f"{wrong} (kb-warehouse-network)"))
+        out += [("events", problem) for problem in _stock_out_problems(order, [p for p in items if p is not None], world)]
         address = order["shipping_address"]
         destination = f"{address['city']}, {address['state']}"
         out += [("events", f"{problem} (its scans zig-zag)")
@@ -205,6 +215,20 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         out.append(("tracking_number", f"has tracking number {number}, whose drawn digits spell {spelled} of its "
                                        f"order {row['order_id']}: a carrier's numbers are random"))
     return out
+
+
+def _stock_out_problems(order: dict[str, Any], items: list[dict[str, Any]], world: World) -> list[str]:
+    """The parts a shipped order takes after they ran out (lint's stock_outs): a part out of stock today ran out
+    at the first order left on backorder for it, seeded or set up."""
+    products = {p["id"]: p for p in (db.decode(models.Product, r, world.tz)
+                                     for r in world.conn.execute(db.select_all(models.Product)))}
+    backordered = [(db.decode_datetime(placed, world.tz), products[pid]) for placed, pid in world.conn.execute(
+        f"SELECT o.created_at, l.product_id FROM {db.table(models.Order)} o JOIN {db.table(models.OrderLine)} l "
+        "ON l.order_id = o.id WHERE o.status = 'backorder'")]
+    since = stock_out_moments(backordered, products)
+    return [f"ships {pid} for order {order['id']} placed {order['created_at']}, but {pid} is out of stock and ran out "
+            f"at the backorder of {since[pid].isoformat()}: a later order takes a part in stock"
+            for pid in shipped_out_of_stock(items, _moment(order["created_at"], world), since)]
 
 
 def _drawn_digits(carrier: str, number: str) -> str:

@@ -12,7 +12,7 @@ import math
 import random
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from functools import cached_property, lru_cache, partial
@@ -1134,11 +1134,12 @@ def status_problems(text: str, when: datetime, tier: str, order: Row | None, shi
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 COUNT_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bhad (\w+) items\b"), "order_items"),
-    (re.compile(r"\bordered (\w+) of ([\w-]+)"), "sku_quantity"),
+    (re.compile(r"\bordered (\w+) of (?:the )?(.+?)(?= but\b|[,;:!?]|\.(?:\s|$)|$)"), "product_quantity"),
     (re.compile(r"\b(everything) else (?:is|was) there\b", re.IGNORECASE), "other_units"),
 )
-"""How many items a ticket says its order had (the order's lines or units), how many of one SKU it ordered, or
-that it had units besides the one it speaks of (an item missing from a box the rest of the order came in)."""
+"""How many items a ticket says its order had (the order's lines or units), how many of one product it ordered (by
+its name), or that it had units besides the one it speaks of (an item missing from a box the rest of the order came
+in)."""
 
 
 def _number(word: str) -> int | None:
@@ -1150,7 +1151,7 @@ def _counted(n: int) -> str:
 
 
 def count_problems(text: str, items: Sequence[tuple[str, int]]) -> list[str]:
-    """Sentences on every count ``text`` gives of its order's items (``items``: each line's SKU and quantity)
+    """Sentences on every count ``text`` gives of its order's items (``items``: each line's product name and quantity)
     that the order does not bear out."""
     problems = []
     for pattern, kind in COUNT_CLAIMS:
@@ -1164,7 +1165,7 @@ def count_problems(text: str, items: Sequence[tuple[str, int]]) -> list[str]:
                 real = {len(items), sum(q for _, q in items)}
                 what = f"{len(items)} line(s), {sum(q for _, q in items)} unit(s)"
             else:
-                real = {q for sku, q in items if sku == match.group(2)}
+                real = {q for name, q in items if name == match.group(2)}
                 what = f"{'/'.join(str(q) for q in sorted(real)) or 'none'} of {match.group(2)}"
             if said not in real:
                 problems.append(f"says {match.group(0)!r}; the order has {what}")
@@ -1179,7 +1180,7 @@ def with_real_counts(text: str, items: Sequence[tuple[str, int]]) -> str:
         text = COUNT_CLAIMS[0][0].sub(lambda m: m.group(0).replace(m.group(1), _counted(lines), 1), text)
 
     def quantity(match: re.Match[str]) -> str:
-        real = [q for sku, q in items if sku == match.group(2)]
+        real = [q for name, q in items if name == match.group(2)]
         return match.group(0).replace(match.group(1), str(real[0]), 1) if real and real[0] > 1 else match.group(0)
 
     return COUNT_CLAIMS[1][0].sub(quantity, text)
@@ -1238,6 +1239,24 @@ def stocked_parts(product: Row) -> list[str]:
     """The stock a unit of ``product`` takes: the product itself, and a prebuilt's component SKUs too (it is
     assembled from them)."""
     return [product["id"], *(v for k, v in product["specs"].items() if k.endswith("_sku"))]
+
+
+def stock_out_moments(backordered: Iterable[tuple[datetime, Row]], products: Mapping[str, Row]) -> dict[str, datetime]:
+    """When each part out of stock today ran out, by product id: the moment of the first order left on backorder
+    that takes its stock (``backordered``: each backorder line's order ``created_at`` and product)."""
+    since: dict[str, datetime] = {}
+    for placed, product in backordered:
+        for pid in stocked_parts(product):
+            if products[pid]["stock_status"] == "out_of_stock":
+                since[pid] = min(since.get(pid, placed), placed)
+    return since
+
+
+def shipped_out_of_stock(products: Iterable[Row], placed: datetime, since: Mapping[str, datetime]) -> list[str]:
+    """The parts an order placed at ``placed`` and shipped would have taken after they ran out (``since``:
+    :func:`stock_out_moments`), sorted: none, in a world whose stock runs out once."""
+    held = {pid for product in products for pid in stocked_parts(product)}
+    return sorted(pid for pid in held if pid in since and placed > since[pid])
 
 
 def first_deliveries(lines: Iterable[Row], shipment_of: dict[str, Row]) -> dict[str, datetime]:

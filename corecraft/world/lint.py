@@ -46,11 +46,12 @@ from corecraft.world.fidelity import (
     restocked,
     rule_shape,
     ship_to_problem,
+    shipped_out_of_stock,
     spec_problems,
     stale_dates,
     stale_details,
     status_problems,
-    stocked_parts,
+    stock_out_moments,
     symptom_problems,
     ticket_handlings,
     ticket_problems,
@@ -548,22 +549,13 @@ def order_compatibility(r: Records) -> list[Finding]:
 def stock_outs(r: Records) -> list[Finding]:
     """A part out of stock today ran out once, when the first order left on backorder for it was placed: no
     order taking its stock (it, or a prebuilt built with it: ``stocked_parts``) ships after that."""
-    out_since: dict[str, datetime] = {}
-    for order in r.orders.values():
-        if order["status"] == "backorder":
-            for line in r.lines.get(order["id"], []):
-                for pid in stocked_parts(r.products[line["product_id"]]):
-                    if r.products[pid]["stock_status"] == "out_of_stock":
-                        out_since[pid] = min(out_since.get(pid, order["created_at"]), order["created_at"])
-    found = []
-    for order in r.orders.values():
-        if order["id"] not in r.shipment_of:
-            continue
-        held = {pid for line in r.lines.get(order["id"], []) for pid in stocked_parts(r.products[line["product_id"]])}
-        found += [Finding("stock_outs", order["id"], f"ships {pid}, out of stock since the backorder of "
-                          f"{out_since[pid]:%Y-%m-%d}") for pid in sorted(held)
-                  if pid in out_since and order["created_at"] > out_since[pid]]
-    return found
+    since = stock_out_moments(((order["created_at"], r.products[line["product_id"]])
+                               for order in r.orders.values() if order["status"] == "backorder"
+                               for line in r.lines.get(order["id"], [])), r.products)
+    return [Finding("stock_outs", order["id"], f"ships {pid}, out of stock since the backorder of {since[pid]:%Y-%m-%d}")
+            for order in r.orders.values() if order["id"] in r.shipment_of
+            for pid in shipped_out_of_stock((r.products[line["product_id"]] for line in r.lines.get(order["id"], [])),
+                                            order["created_at"], since)]
 
 
 def build_dates(r: Records) -> list[Finding]:
@@ -1007,9 +999,12 @@ def slack_raw_ids(r: Records) -> list[Finding]:
 
 
 def ticket_raw_ids(r: Records) -> list[Finding]:
-    """Customers write in words too: a ticket names "USPS Ground", never the ``usps_ground`` id."""
+    """Customers write in words too: a ticket names "USPS Ground", never the ``usps_ground`` id, and "the Core
+    i7-14700K", never the catalogue's SKU ``CPU-INT-I7-14700K`` (a code of ours no customer types)."""
+    skus = re.compile("|".join(rf"(?<![\w-]){re.escape(p['sku'])}(?![\w-])" for p in r.products.values()))
     return [Finding("ticket_raw_ids", t["id"], f"writes the raw id {hit!r}")
-            for t in r.tickets.values() for hit in RAW_ID.findall(f"{t['subject']}\n{t['body']}")]
+            for t in r.tickets.values() for text in [f"{t['subject']}\n{t['body']}"]
+            for hit in [*RAW_ID.findall(text), *skus.findall(text)]]
 
 
 def slack_sentence_repeats(r: Records) -> list[Finding]:
@@ -1081,11 +1076,11 @@ def ticket_references(r: Records) -> list[Finding]:
 
 
 def ticket_counts(r: Records) -> list[Finding]:
-    """Counts a ticket gives of its order ("had three items", "ordered 2 of <sku>") are the order's lines
+    """Counts a ticket gives of its order ("had three items", "ordered 2 of the <product>") are the order's lines
     or units."""
     found = []
     for t in r.tickets.values():
-        items = [(r.products[ln["product_id"]]["sku"], ln["quantity"]) for ln in r.lines.get(t["order_id"] or "", [])]
+        items = [(r.products[ln["product_id"]]["name"], ln["quantity"]) for ln in r.lines.get(t["order_id"] or "", [])]
         found += [Finding("ticket_counts", t["id"], problem)
                   for problem in count_problems(f"{t['subject']}\n{t['body']}", items)]
     return found

@@ -55,7 +55,7 @@ class _TicketStory:
     own_orders: list[dict[str, Any]]
     earlier_tickets: list[dict[str, Any]]
     items: list[tuple[str, int]] = field(default_factory=list)
-    """The order's lines as (SKU, quantity)."""
+    """The order's lines as (product name, quantity)."""
     refunds_before: list[dict[str, Any]] = field(default_factory=list)
     excluded: set[str] = field(default_factory=set)
     """Products the text may not name (already returned and refunded)."""
@@ -198,7 +198,7 @@ class SupportMixin(GeneratorBase):
             story = _TicketStory(t, customer, order, ship, payments.get(t["order_id"] or ""), lines, held,
                                  [o for o in orders_of[t["customer_id"]] if o["created_at"] < t["created_at"]],
                                  earlier_tickets[t["customer_id"]],
-                                 [(products[ln["product_id"]]["sku"], ln["quantity"])
+                                 [(products[ln["product_id"]]["name"], ln["quantity"])
                                   for ln in lines_by_order.get(t["order_id"] or "", [])])
             t["_text"] = (drawn, story, product, values)
             self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-text", t["id"]),
