@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "2814edf932797a58e0102f84bacd62bf73e42908c88f3c301f9de1bd13d932ee"
+DEFAULT_WORLD_HASH = "a0a810c8257a5fc73bfcfd882783f0803977db63a6b3cc328395309bdac95928"
 
 
 @pytest.mark.slow

@@ -188,6 +188,20 @@ def test_shipment_scans_flags_a_ship_date_without_a_pickup(world: World) -> None
         "has scans out of time order")
 
 
+def test_shipment_scans_flags_a_delay_scanned_nowhere_the_parcel_was(world: World) -> None:
+    ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' ORDER BY id")
+    scans = json.loads(events)
+    last = scans[-3]  # the last scan before out for delivery and delivered
+    delay = {"ts": scans[-2]["ts"], "status": "delayed", "location": "carrier network"}
+    found = injected(world, "shipment_scans", ship, ("UPDATE shipment SET events = ? WHERE id = ?",
+                                                     (json.dumps([*scans[:-2], delay, *scans[-2:]]), ship)))
+    assert [f.message for f in found] == [f"has a delayed scan at carrier network, but the parcel was last scanned at "
+                                          f"{last['location']}"]
+    held = [*scans[:-2], {**delay, "location": last["location"]}, *scans[-2:]]
+    world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(held), ship))
+    assert ship not in flagged(world, "shipment_scans")
+
+
 def test_price_steps_flags_a_spike_of_hours_to_an_odd_amount(world: World) -> None:
     product, price = pick(world, "price_steps", "SELECT id, price FROM product ORDER BY id")
     history = [{"until": "2025-08-01T00:00:00-04:00", "price": price},

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from corecraft.world import db, models
@@ -406,12 +407,17 @@ SCAN_ORDER = ("label_created", "picked_up")
 
 
 def shipment_scans(r: Records) -> list[Finding]:
-    """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, and its scans
-    are in time order."""
+    """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, its scans are in
+    time order, and a ``delayed`` scan is made where the parcel is (the place of the scan before it), not in
+    "carrier network"."""
     found = []
     for ship in r.shipments.values():
         statuses = [e["status"] for e in ship["events"]]
         moments = [datetime.fromisoformat(e["ts"]) for e in ship["events"]]
+        found += [Finding("shipment_scans", ship["id"], f"has a delayed scan at {now['location']}, but the parcel "
+                          f"was last scanned at {before['location']}")
+                  for before, now in pairwise(ship["events"])
+                  if now["status"] == "delayed" and now["location"] != before["location"]]
         if tuple(statuses[:2]) != SCAN_ORDER:
             found.append(Finding("shipment_scans", ship["id"], f"has a ship date ({ship['shipped_at']:%Y-%m-%d}) but "
                                  f"its scans begin {' > '.join(statuses[:3]) or 'with none'}, not label_created > "

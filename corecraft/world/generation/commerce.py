@@ -443,8 +443,11 @@ class CommerceMixin(GeneratorBase):
         stops = min(len(route), len(hops))
         route = route[len(route) - stops:]
         events += [(hops[(k + 1) * len(hops) // stops - 1], "in_transit", hub) for k, hub in enumerate(route)]
-        if late:
-            events.append((min(eta, end), "delayed", "carrier network"))
+        if late:  # the carrier flags the delay late on the due day, where the parcel then is
+            due = self.local_rng("delay", order["id"])
+            flagged = min(eta.replace(hour=due.randint(15, 18), minute=due.randint(0, 59)), end)
+            held = max((e for e in events if e[0] <= flagged), key=lambda e: e[0])[2]
+            events.append((flagged, "delayed", held))
         if delivered:
             events.append((delivered.replace(hour=8, minute=5), "out_for_delivery", dest))
             events.append((delivered, "delivered", dest))
