@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a0a810c8257a5fc73bfcfd882783f0803977db63a6b3cc328395309bdac95928"
+DEFAULT_WORLD_HASH = "28ba6a11df0f643671f87cdc2de5bf6b5d108b9f5d12f39943f73e0aea76e073"
 
 
 @pytest.mark.slow
