@@ -211,6 +211,10 @@ SETUP_RECORDS = {
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-901 is inserted resolved without a "
                                                    "Resolution"),
+    "eta_on_a_business_day": (f"{{update: Shipment, id: {SHIP}, set: {{eta: '2025-02-20T20:00:00-05:00'}}}}", None),
+    "eta_blanked_as_carrier_data_sometimes_is": (f"{{update: Shipment, id: {SHIP}, set: {{eta: null}}}}", None),
+    "eta_on_a_saturday": (f"{{update: Shipment, id: {SHIP}, set: {{eta: '2025-02-22T20:00:00-05:00'}}}}",
+                          "has its ETA on Saturday (2025-02-22)"),
     "ups_tracking": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z4839200357186401}}}}", None),
     "tracking_spelling_the_order": (f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z2502130300177705}}}}",
                                     "has tracking number 1Z2502130300177705, whose drawn digits spell the digits "
@@ -347,6 +351,25 @@ def test_a_setup_parcel_shipping_a_part_after_it_ran_out_is_flagged(tmp_path: Pa
     found = problems("250201")
     assert len(found) == 1 and f":11: setup step 2: Shipment {SHIP} ships GPU-MSI-RTX5080-SUPRIM for order " \
         "ord-250213-001" in found[0] and "ran out at the backorder of 2025-02-01T10:17:00-05:00" in found[0], found
+
+
+def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> None:
+    def parcel(eta: str) -> str:
+        return (f"{ORDER.format(status='fulfilled')}\n  - {{insert: Shipment, row: {{id: ship-250301-901, "
+                "order_id: ord-250301-901, carrier: ups_ground, tracking_number: 1Z4839200357186401, status: in_transit, "
+                f"shipped_at: '2025-03-03T13:00:00-05:00', eta: {eta}, delivered_at: null, events: [{{ts: "
+                "'2025-03-03T09:00:00-05:00', status: label_created, location: 'Edison, NJ'}, {ts: "
+                "'2025-03-03T13:00:00-05:00', status: picked_up, location: 'Edison, NJ'}]}}")
+
+    def problems(eta: str) -> list[str]:
+        path = tmp_path / "parcel.yaml"
+        path.write_text(_setup_step(parcel(eta)), encoding="utf-8")
+        return [str(p) for p in check_task(path)]
+
+    assert problems("'2025-03-10T20:00:00-04:00'") == []
+    found = problems("null")
+    assert len(found) == 1 and ":12: setup step 3: Shipment ship-250301-901 has no ETA, though the carrier collected " \
+        "it" in found[0], found
 
 
 def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tmp_path: Path) -> None:

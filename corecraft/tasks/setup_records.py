@@ -9,7 +9,9 @@ labelled and picked up on carrier business days (:func:`~corecraft.world.rules.i
 ``carrier_holidays`` from ``seeds/policy.yaml``), picked up at the instant of its ``shipped_at`` (the ship date is
 the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
-its drawn digits spelling nothing of its order's number (:func:`spells_order`). Its order takes no part
+its drawn digits spelling nothing of its order's number (:func:`spells_order`); its ETA is on a business day, and an
+inserted parcel once picked up has one (an update may blank a seeded parcel's, as the carrier's data sometimes
+does). Its order takes no part
 after that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on
 backorder, seeded or set up). A SupportTicket inserted
 ``resolved`` or ``closed`` has its Resolution, as every generated one does. A setup Customer's phone is no
@@ -82,7 +84,8 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
 
     if table == "Shipment":
         row = db.fetch(world.conn, models.Shipment, str(row_id), world.tz)
-        return [] if row is None else [p for field, message in _shipment_problems(row, world, seeds)
+        return [] if row is None else [p for field, message in _shipment_problems(row, world, seeds,
+                                                                                  isinstance(step, SetupInsert))
                                        for p in problem(field, message)]
     if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("status") in _SETTLED:
         resolved = world.conn.execute(f"SELECT 1 FROM {db.table(models.Resolution)} WHERE ticket_id = ?",
@@ -163,7 +166,7 @@ def _line_price_problem(line: dict[str, Any], world: World) -> str | None:
     return line_price_problem(line, product, _moment(order["created_at"], world), order["replaces_order_id"])
 
 
-def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[tuple[str, str]]:
+def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted: bool) -> list[tuple[str, str]]:
     events: list[dict[str, Any]] = row["events"]
     out = []
     if not events or events[0].get("status") != "label_created":
@@ -206,6 +209,13 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds) -> list[
         if event.get("status") == "picked_up" and datetime.fromisoformat(row["shipped_at"]) != moment:
             out.append(("shipped_at", f"has shipped_at {row['shipped_at']}, not its pickup scan at {event['ts']}: "
                                       "the ship date is the pickup"))  # shipped_at decoded aware, in world time
+    if inserted and row["eta"] is None and any(e.get("status") == "picked_up" for e in events):
+        out.append(("eta", "has no ETA, though the carrier collected it: a parcel gets its ETA at pickup (the "
+                           "service's SLA business days later, 20:00 world time, as the world's)"))
+    elif row["eta"] is not None and not is_business_day((due := _moment(row["eta"], world).astimezone(world.tz).date()),
+                                                        holidays):
+        out.append(("eta", f"has its ETA on {holidays.get(due, due.strftime('%A'))} ({due}): the world's carriers "
+                           "deliver on business days only"))
     carrier, number = row["carrier"], row["tracking_number"]
     if not is_tracking_number(carrier, number):
         shape = TRACKING_FORMATS.get(carrier, "no format: not a carrier we ship with")
