@@ -116,6 +116,9 @@ def test_accents_do_not_matter_for_names() -> None:
     ("Total refunds were $30.00 while the goodwill total was $12.50.", "total", "money", [30.0, 12.5]),
     ("| Priya Natarajan (emp-092) | 6 |", "Priya Natarajan", "count", [6.0]),
     ("Priya Natarajan (emp-092) holds 6 stale tickets.", "Priya Natarajan", "count", [6.0]),
+    ("Orders (6):\n- ord-250604-961 (Jun 4): $83.59.", "orders", "count", [6.0]),  # blind round 16
+    ("- Delivered late (12): a, b.\n- Still not arrived (2): c (USPS Ground, no scan since Sep 4).", "not arrived",
+     "count", [2.0]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:
     assert tied_numbers(text, [label], unit) == tied
@@ -125,6 +128,13 @@ def test_a_number_that_points_at_things_is_not_a_count() -> None:
     text = "She has 6 orders in all. The two orders are 39 days apart."
     assert tied_numbers(text, ["orders"], "count") == [6.0, 2.0]
     assert tied_numbers(text, ["orders"], "count", references=False) == [6.0, None]
+
+
+def test_a_number_that_says_how_things_divide_is_not_a_count() -> None:
+    text = "Orders (6): ... It's two separate orders, and each was charged once."  # blind round 16
+    assert tied_numbers(text, ["orders"], "count") == [6.0, 2.0]
+    assert tied_numbers(text, ["orders"], "count", references=False) == [6.0, None]
+    assert tied_numbers("He placed 7 separate orders.", ["orders"], "count", references=False) == [None]
 
 
 def test_thousands_of_colons_between_dollar_figures_cost_time_not_a_crash() -> None:

@@ -255,12 +255,18 @@ def _colon_parts(clause: str) -> list[str]:
 _EMPTY_ASIDE = re.compile(r"\([^\w()]*\)")
 """Brackets left with nothing in them once ids are masked ("Priya Natarajan (emp-092) has 6"): not a clause
 of their own, so the name stays in the clause of its figure."""
+_COUNT_ASIDE = re.compile(r"(?<=[^\W\d_])\s*\((\d+)\)")
+"""A whole number alone in brackets right after a word: that word's count ("Orders (6):", "Still not arrived
+(2): ..."), read as if the brackets were not there (a bracket otherwise ends a clause)."""
 _TOKEN = re.compile(rf"{_NUMBER.pattern}|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)", re.IGNORECASE)
 _NEGATORS = frozenset({"not", "never"})
 _OF_FILLERS = frozenset({"the", "our", "all", "those", "these"})
 _DETERMINERS = frozenset({"the", "those", "these"})
 """Words that make the number after them a reference to things already in view, not a count ("the two orders
 are 39 days apart")."""
+_SEPARATES = frozenset({"separate", "distinct"})
+"""Words that make the number before them say how things in view divide, not how many there are in all ("it's two
+separate orders, each charged once")."""
 
 
 @dataclass(frozen=True)
@@ -335,14 +341,16 @@ def _label_at(tokens: list[_Token], i: int, words: list[str]) -> bool:
 class _Clause:
     tokens: list[_Token]
     numbers: list[int]  # indexes of the tokens that are numbers, denominators left out
-    references: frozenset[int]  # the numbers right after "the", "these", "those"
+    references: frozenset[int]  # before a label, what makes it things in view: "the two", "two separate"
 
 
 def _clause(part: str) -> _Clause:
     tokens = _tokens(part)
     skip = _denominators(tokens)
     numbers = [i for i, t in enumerate(tokens) if t.amount is not None and i not in skip]
-    return _Clause(tokens, numbers, frozenset(i for i in numbers if i and tokens[i - 1].word in _DETERMINERS))
+    pointed = {i for i in numbers if i and tokens[i - 1].word in _DETERMINERS}
+    divided = {i + 1 for i in numbers if i + 1 < len(tokens) and tokens[i + 1].word in _SEPARATES}
+    return _Clause(tokens, numbers, frozenset(pointed | divided))
 
 
 def tied_numbers(text: str, labels: list[str], unit: Unit = "any", window: int = 8,
@@ -479,7 +487,7 @@ class Reading:
     def clauses(self) -> tuple[tuple[str, str], ...]:
         """The reply's clauses (ids and dates masked, brackets they emptied dropped), each with its case-folded
         text for a cheap label look-up."""
-        joined = _EMPTY_ASIDE.sub(" ", self.masked)
+        joined = _COUNT_ASIDE.sub(r" \1", _EMPTY_ASIDE.sub(" ", self.masked))
         return tuple((part, part.casefold()) for clause in _CLAUSE_END.split(joined) for part in _colon_parts(clause)
                      if part.strip())
 
