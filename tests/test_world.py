@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "27d804b85b80ef1e8ccba860388a9d957656656da85c8485cf59cb1d0eb20498"
+DEFAULT_WORLD_HASH = "ae4974365d87fd65d240a04fc028609174921b3155a1d9fb977ec89c2828c28b"
 
 
 @pytest.mark.slow

@@ -1128,6 +1128,22 @@ def test_slack_stances_flags_an_author_posting_both_sides_of_a_question(world: W
     assert [f.message for f in found] == [f"{author} takes the other side of prebuilt warranty from their {first}"]
 
 
+def test_slack_stances_flags_an_author_asking_a_question_they_answered(world: World) -> None:
+    author, first, later = one(world, "SELECT a.author_id, a.id, b.id FROM slackmessage a JOIN slackmessage b "
+                                      "ON a.ts < b.ts ORDER BY a.ts, b.ts LIMIT 1")
+    ask = "Should agents be handling warranty claims on prebuilts or send them to returns?"
+    world.conn.execute("UPDATE slackmessage SET author_id = ? WHERE id = ?", (author, later))
+    found = injected(world, "slack_stances", later,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      ("Prebuilt warranty claims go to returns, full stop.", first)),
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (ask, later)))
+    assert [f.message for f in found] == [f"{author} asks about prebuilt warranty after answering it in {first}"]
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (ask, first))
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?",
+                       ("Prebuilt warranty claims go to returns, full stop.", later))
+    assert later not in flagged(world, "slack_stances")  # asked first, answered later: how a question gets settled
+
+
 def test_slack_hardware_tests_flags_coil_whine_found_by_thermal_testing(world: World) -> None:
     message, = pick(world, "slack_hardware_tests", "SELECT id FROM slackmessage ORDER BY id")
     found = injected(world, "slack_hardware_tests", message,

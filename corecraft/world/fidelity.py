@@ -493,6 +493,9 @@ class Fidelity(_Data):
     """Channels (names without ``#``) whose posts naming a ticket begin with its id in square brackets."""
     slack_stances: dict[str, list[str]]
     """Opposing Slack stances by question (a regex each): one author keeps to one stance of a question."""
+    slack_stance_asks: dict[str, str] = {}
+    """Lines that ask a question of ``slack_stances`` (a regex each, by question): someone who already took a
+    stance on it does not ask it later."""
     kb_contradicted_stances: dict[str, int]
     """For the questions the knowledge base settles, the stance (index in ``slack_stances``) it contradicts."""
     hardware_faults: str
@@ -761,6 +764,10 @@ class Fidelity(_Data):
         """The stances (question, which of its stances) a Slack ``text`` takes."""
         return [(group, k) for group, stances in self.slack_stances.items()
                 for k, stance in enumerate(stances) if re.search(stance, text, re.IGNORECASE)]
+
+    def stance_asks_in(self, text: str) -> list[str]:
+        """The questions of ``slack_stances`` a Slack ``text`` asks (``slack_stance_asks``)."""
+        return [question for question, asks in self.slack_stance_asks.items() if re.search(asks, text, re.IGNORECASE)]
 
     def kb_contradicts(self, text: str) -> list[str]:
         """The questions on which a Slack ``text`` takes the stance the knowledge base contradicts."""

@@ -864,10 +864,14 @@ def slack_ticket_tags(r: Records) -> list[Finding]:
 
 def slack_stances(r: Records) -> list[Finding]:
     """One person keeps one stance (``slack_stances``): colleagues may disagree, but nobody posts both sides
-    of a question ("prebuilt warranty claims go to returns" and, later, "stay with support")."""
+    of a question ("prebuilt warranty claims go to returns" and, later, "stay with support"), nor asks one they
+    took a stance on (``slack_stance_asks``)."""
     taken: dict[tuple[str, str], tuple[int, str]] = {}
     found = []
     for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
+        found += [Finding("slack_stances", msg["id"], f"{msg['author_id']} asks about {group.replace('_', ' ')} "
+                          f"after answering it in {taken[(group, msg['author_id'])][1]}")
+                  for group in r.rules.stance_asks_in(msg["text"]) if (group, msg["author_id"]) in taken]
         for group, k in r.rules.stances_in(msg["text"]):
             earlier, earlier_id = taken.setdefault((group, msg["author_id"]), (k, msg["id"]))
             if earlier != k:

@@ -173,6 +173,7 @@ class ChatterMixin(GeneratorBase):
         rules_said: set[str] = set()
         spent: set[str] = set()
         stances: dict[tuple[str, str], int] = {}  # (question, author) -> the one stance the author took on it
+        askers: set[tuple[str, str]] = set()  # (question, author): who asked it, so never answers it (nor the reverse)
         wanted = self.recipe.counts.slack_messages - 2 * len(self.policy.exceptions)
         for n in range(SLACK_DRAWS * wanted):  # a draw whose every channel has said all its fitting lines is dropped
             if len(messages) == wanted:
@@ -207,8 +208,9 @@ class ChatterMixin(GeneratorBase):
                     """Who of the channel may post ``text``: of a rank and department its voice fits, the refund's
                     maker if it says its author made one, the named colleague's manager if it hands them a ticket,
                     never the task actor in a work channel, nobody who took another stance on the question it takes
-                    a stance on, nor the colleague it places at a warehouse; nobody when it breaks the channel's
-                    etiquette (``slack_ticket_tags``)."""
+                    a stance on, nobody who asked the question it answers or answered the one it asks (messages are
+                    not drawn in time order), nor the colleague it places at a warehouse; nobody when it breaks the
+                    channel's etiquette (``slack_ticket_tags``)."""
                     if self.seeds.fidelity.ticket_tag_problem(channel["name"][1:], text):
                         return []
                     manager = self.handover_author(text, records)
@@ -219,10 +221,13 @@ class ChatterMixin(GeneratorBase):
                     among = {kind[maker]: employees[maker]} if maker else kinds[channel["id"]]
                     fitting = {k for k, e in among.items() if not voices.mismatch(fit, e, k[0])}
                     taken = self.seeds.fidelity.stances_in(text)
+                    asked = self.seeds.fidelity.stance_asks_in(text)
                     placed = self.seeds.fidelity.slack_warehouse_staff.placed(text, employees.values())
                     return [e for e in ([maker] if maker else channel["members"])
                             if kind[e] in fitting and not (e == actor and channel in work)
                             and all(stances.get((question, e), k) == k for question, k in taken)
+                            and not any((question, e) in stances for question in asked)
+                            and not any((question, e) in askers for question, _ in taken)
                             and not (placed and self.seeds.fidelity.slack_warehouse_staff.problems(
                                 text, employees[e], employees.values()))]
 
@@ -245,6 +250,7 @@ class ChatterMixin(GeneratorBase):
             author = rng.choice(speakers(text))
             for question, k in self.seeds.fidelity.stances_in(text):
                 stances[(question, author)] = k
+            askers.update((question, author) for question in self.seeds.fidelity.stance_asks_in(text))
             messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
                              "text": text, "ts": ts, "reactions": self.reactions(), "thread_parent_id": None})
         director = next(e for e in self.rows[m.Employee] if e["department"] == "leadership")
