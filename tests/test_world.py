@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "ae4974365d87fd65d240a04fc028609174921b3155a1d9fb977ec89c2828c28b"
+DEFAULT_WORLD_HASH = "856c891671a2b7fe1b529ecd86832eb7c50c7ffb895c669b09c06eb6dc73aad7"
 
 
 @pytest.mark.slow
