@@ -149,6 +149,7 @@ def test_the_facts_lock_reports_unlocked_tasks_and_tasks_whose_world_moved(tmp_p
 SHIP = "ship-250213-001"  # a ups_ground parcel of the tiny world, labelled and picked up on Thursday 2025-02-13
 LABEL = '{ts: "2025-02-13T15:48:00-05:00", status: label_created, location: "Edison, NJ"}'
 PICKUP = '{ts: "2025-02-13T19:48:00-05:00", status: picked_up, location: "Edison, NJ"}'
+HOP = '{ts: "2025-02-14T04:10:00-05:00", status: in_transit, location: "Richmond, VA"}'
 
 
 def _setup_step(step: str) -> str:
@@ -183,9 +184,13 @@ SETUP_RECORDS = {
     "saturday_pickup": (_scans(LABEL, '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
                                shipped_at="2025-02-15T09:00:00-05:00"),
                         "is picked up on Saturday (2025-02-15)"),
-    "friday_delivery": (_scans(LABEL, PICKUP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
-                        None),
-    "sunday_delivery": (_scans(LABEL, PICKUP, '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
+    "friday_delivery": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
+                                                   'location: "Richmond, VA"}'), None),
+    "a_week_on_the_road_unscanned": (_scans(LABEL, PICKUP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
+                                                          'location: "Richmond, VA"}'),
+                                     "with no in-transit scan"),
+    "sunday_delivery": (_scans(LABEL, PICKUP, HOP,
+                               '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                         "is delivered on Sunday (2025-02-23): the world's carriers deliver on business days only"),
     "sunday_label": (_scans('{ts: "2025-02-16T09:00:00-05:00", status: label_created, location: "Edison, NJ"}',
                             '{ts: "2025-02-17T13:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
@@ -195,9 +200,9 @@ SETUP_RECORDS = {
                               '{ts: "2025-05-26T09:00:00-04:00", status: picked_up, location: "Edison, NJ"}',
                               shipped_at="2025-05-26T09:00:00-04:00"),
                        "is picked up on Memorial Day (2025-05-26)"),
-    "delivered_elsewhere": (_scans(LABEL, PICKUP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: Richmond}'),
+    "delivered_elsewhere": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: Richmond}'),
                             "has a 'delivered' scan at Richmond, but its order ships to Richmond, VA"),
-    "future_scan": (_scans(LABEL, PICKUP, '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
+    "future_scan": (_scans(LABEL, PICKUP, HOP, '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                     "has a 'delivered' scan at 2030-01-07T14:00:00-05:00, after the world's now"),
     "ship_date_not_pickup": (_scans(LABEL, '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}'),
                              "has shipped_at 2025-02-13T19:48:00-05:00, not its pickup scan at 2025-02-14T09:00:00-05:00"),

@@ -9,7 +9,8 @@ labelled and picked up on carrier business days (:func:`~corecraft.world.rules.i
 ``carrier_holidays`` from ``seeds/policy.yaml``), picked up at the instant of its ``shipped_at`` (the ship date is
 the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
-its drawn digits spelling nothing of its order's number (:func:`spells_order`); its ETA is on a business day, and an
+its drawn digits spelling nothing of its order's number (:func:`spells_order`); 30 hours or more on the road, it has in-transit
+scans (:data:`HUB_SCAN_AFTER`); its ETA is on a business day, and an
 inserted parcel once picked up has one (an update may blank a seeded parcel's, as the carrier's data sometimes
 does). Its order takes no part
 after that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.tasks.loader import Problem
@@ -61,6 +62,9 @@ _OPEN_DAYS_ONLY = {
     "delivered": ("delivered", "the world's carriers deliver on business days only"),
 }
 """Scans that happen on carrier business days only: what the scan says was done, and why not on a closed day."""
+HUB_SCAN_AFTER = timedelta(hours=30)
+"""A parcel this long from pickup to its delivery round has in-transit scans (the generator scans the first hop 18
+hours after the label, and every world parcel this long on the road has one)."""
 _SHIPPED = ("fulfilled", "refund_requested")
 """Order statuses that say the order shipped (``kb-order-status``: fulfilled when it ships; a return asked for)."""
 TRANSACTION_ID = re.compile(r"txn_[0-9a-f]{14}")
@@ -209,7 +213,14 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         if event.get("status") == "picked_up" and datetime.fromisoformat(row["shipped_at"]) != moment:
             out.append(("shipped_at", f"has shipped_at {row['shipped_at']}, not its pickup scan at {event['ts']}: "
                                       "the ship date is the pickup"))  # shipped_at decoded aware, in world time
-    if inserted and row["eta"] is None and any(e.get("status") == "picked_up" for e in events):
+    pickup = next((e for e in events if e.get("status") == "picked_up"), None)
+    arrived = next((e for e in events if e.get("status") in ("out_for_delivery", "delivered")), None)
+    if pickup and arrived and _moment(arrived["ts"], world) - _moment(pickup["ts"], world) >= HUB_SCAN_AFTER and not any(
+            e.get("status") == "in_transit" for e in events):
+        out.append(("events", f"goes from its pickup at {pickup['ts']} to its {arrived['status']!r} scan at "
+                              f"{arrived['ts']} with no in-transit scan: every world parcel that long on the road is "
+                              "scanned at the hubs on its way or its local facility"))
+    if inserted and row["eta"] is None and pickup is not None:
         out.append(("eta", "has no ETA, though the carrier collected it: a parcel gets its ETA at pickup (the "
                            "service's SLA business days later, 20:00 world time, as the world's)"))
     elif row["eta"] is not None and not is_business_day((due := _moment(row["eta"], world).astimezone(world.tz).date()),
