@@ -386,10 +386,28 @@ def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tm
     path = tmp_path / "same_minute.yaml"
     path.write_text(_setup_step("\n  - ".join(ticket(n, "09:15") for n in (1, 2, 3))), encoding="utf-8")
     problems = [str(p) for p in check_task(path)]
-    assert len(problems) == 1 and "setup steps 2, 3, 4 insert tickets all written at 2025-03-01T09:15" in problems[0]
+    assert len(problems) == 1 and "setup steps 2, 3, 4 insert tickets all created at 2025-03-01T09:15" in problems[0]
     path.write_text(_setup_step("\n  - ".join(ticket(n, m) for n, m in ((1, "09:15"), (2, "09:15"), (3, "09:41")))),
                     encoding="utf-8")
     assert check_task(path) == []
+
+
+def test_two_setup_customers_opening_their_accounts_in_one_minute_read_as_a_template(tmp_path: Path) -> None:
+    def customer(n: int, phone: str, moment: str) -> str:
+        return (f"{{insert: Customer, row: {{id: cust-990{n}, name: Dana Whitfield{n}, email: dana{n}@example.net, "
+                f"phone: '{phone}', addresses: [], loyalty_tier: none, created_at: '{moment}'}}}}")
+
+    path = tmp_path / "same_minute_customers.yaml"
+    path.write_text(_setup_step("\n  - ".join([customer(1, "(804) 555-2001", "2023-11-02T12:00:00"),
+                                                customer(2, "(804) 555-2002", "2023-11-02T12:00:00")])),
+                    encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    assert any("setup steps 2, 3 insert customers all created at 2023-11-02T12:00: people do not open their "
+               "accounts in step" in p for p in problems), problems
+    path.write_text(_setup_step("\n  - ".join([customer(1, "(804) 555-2001", "2023-11-02T12:00:00"),
+                                                customer(2, "(804) 555-2002", "2024-03-17T19:42:00")])),
+                    encoding="utf-8")
+    assert not any("in step" in str(p) for p in check_task(path))
 
 
 def test_an_actor_who_posted_advice_the_kb_contradicts_is_flagged(world: World) -> None:

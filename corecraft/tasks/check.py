@@ -157,21 +157,22 @@ def _setup_address_problems(index: int, step: SetupStep, fidelity: Fidelity,
             for p in problem(("setup", index, key, field), f"setup step {index + 1}: {field} {why}")]
 
 
-SAME_MINUTE_TICKETS = 2
-"""The most setup tickets written in one minute: customers do not write in step (five tickets at 09:15:00 sharp
-read as a template)."""
+SAME_MINUTE = {"SupportTicket": (2, "customers do not write in step"),
+               "Customer": (1, "people do not open their accounts in step")}
+"""The most setup rows of a table written in one minute, and why: five tickets at 09:15:00 sharp, or three
+customers who all opened their accounts at 2023-11-02 12:00, read as a template."""
 
 
 def _same_minute_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
-    """Setup tickets written in one minute, more than :data:`SAME_MINUTE_TICKETS` of them."""
-    written: dict[str, list[int]] = {}
+    """Setup tickets or customers created in one minute, more than :data:`SAME_MINUTE` allows."""
+    written: dict[tuple[str, str], list[int]] = {}
     for i, step in enumerate(task.setup):
-        if isinstance(step, SetupInsert) and step.insert == "SupportTicket" and step.row.get("created_at"):
-            written.setdefault(str(step.row["created_at"])[:16], []).append(i)
-    return [p for minute, steps in written.items() if len(steps) > SAME_MINUTE_TICKETS
-            for p in problem(("setup", steps[0]), f"setup steps {', '.join(str(i + 1) for i in steps)} insert tickets "
-                                                  f"all written at {minute}: customers do not write in step, so "
-                                                  "stagger them")]
+        if isinstance(step, SetupInsert) and step.insert in SAME_MINUTE and step.row.get("created_at"):
+            written.setdefault((step.insert, str(step.row["created_at"])[:16]), []).append(i)
+    return [p for (table, minute), steps in written.items() if len(steps) > SAME_MINUTE[table][0]
+            for p in problem(("setup", steps[0]), f"setup steps {', '.join(str(i + 1) for i in steps)} insert "
+                                                  f"{'tickets' if table == 'SupportTicket' else 'customers'} all "
+                                                  f"created at {minute}: {SAME_MINUTE[table][1]}, so stagger them")]
 
 
 DATED_IDS = {"tick": "created_at", "ord": "created_at", "msg": "ts", "ref": "created_at", "res": "created_at",
