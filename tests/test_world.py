@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "856c891671a2b7fe1b529ecd86832eb7c50c7ffb895c669b09c06eb6dc73aad7"
+DEFAULT_WORLD_HASH = "fc761ae491cdd223dd12188ae725da79af79f61450259ba624e3794b85dc5fc1"
 
 
 @pytest.mark.slow

@@ -625,6 +625,17 @@ def test_ticket_raw_ids_flags_a_carrier_id_and_a_catalogue_sku(world: World) -> 
         f"writes the raw id {sku!r}"]  # the product's name is how a customer writes it
 
 
+def test_ticket_channels_flags_a_phone_call_after_hours(world: World) -> None:
+    ticket, = pick(world, "ticket_channels", "SELECT id FROM supportticket ORDER BY id")
+    night = db.encode_datetime(datetime(2024, 12, 25, 2, 14, tzinfo=world.tz))  # Christmas Day, 02:14
+    found = injected(world, "ticket_channels", ticket,
+                     ("UPDATE supportticket SET channel = 'phone', created_at = ? WHERE id = ?", (night, ticket)))
+    assert [f.message for f in found] == ["came in by phone at 02:14 on Wednesday 2024-12-25, when the phone line is "
+                                          "closed"]
+    world.conn.execute("UPDATE supportticket SET channel = 'email' WHERE id = ?", (ticket,))
+    assert ticket not in flagged(world, "ticket_channels")  # a voicemail, read as an email, comes in any time
+
+
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
     ticket, name = pick(world, "ticket_counts", "SELECT t.id, p.name FROM supportticket t JOIN orderline l "
                         "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "

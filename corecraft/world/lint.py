@@ -66,6 +66,7 @@ from corecraft.world.rules import (
     business_days_after,
     is_business_day,
     is_tracking_number,
+    phone_line_open,
 )
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
@@ -981,6 +982,14 @@ def slack_office_hours(r: Records) -> list[Finding]:
             for msg in r.messages.values() if not start <= (local := msg["ts"].astimezone(r.tz)).hour < end]
 
 
+def ticket_channels(r: Records) -> list[Finding]:
+    """A phone ticket came in while the phone line was staffed (``phone_line_open``: office hours on a business
+    day); a call at 02:00 on Christmas Day is a voicemail, which reaches the queue as an email."""
+    return [Finding("ticket_channels", t["id"], f"came in by phone at {local:%H:%M} on {local:%A %Y-%m-%d}, when the "
+                    "phone line is closed") for t in r.tickets.values() if t["channel"] == "phone"
+            and not phone_line_open(local := t["created_at"].astimezone(r.tz), r.policy.carrier_holidays)]
+
+
 def slack_new_hires(r: Records) -> list[Finding]:
     """A Slack welcome to a new hire (``new_hire``) names nobody who was already at work weeks before:
     an employee with an earlier Slack post or refund approval is not new."""
@@ -1456,7 +1465,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
-    ticket_raw_ids, ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
+    ticket_raw_ids, ticket_channels, ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

@@ -109,6 +109,13 @@ def is_tracking_number(carrier: str, number: str) -> bool:
     return "%" not in template or number[-1] == _check_digit(carrier, number[:-1])
 
 
+def phone_line_open(moment: datetime, holidays: Collection[date]) -> bool:
+    """Whether the support phone line is staffed at ``moment`` (world time): office hours (:data:`OFFICE_HOURS`)
+    on a business day. A call outside them is a voicemail, which reaches the queue as an email."""
+    start, end = OFFICE_HOURS
+    return is_business_day(moment.date(), holidays) and start <= moment.hour < end
+
+
 OFFICE_HOURS = (8, 19)
 """When people post in Slack, in world time: from 08:00 to before 19:00 (the generator squeezes a drawn time into
 them, lint's ``slack_office_hours`` holds every message to them)."""

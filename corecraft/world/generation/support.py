@@ -37,6 +37,7 @@ from corecraft.world.generation.base import (
     add_business_days,
     money,
 )
+from corecraft.world.rules import phone_line_open
 from corecraft.world.seeds import TicketPhrase
 
 
@@ -155,9 +156,12 @@ class SupportMixin(GeneratorBase):
         went_stale = status in ("open", "pending_customer") and updated + stale < self.now
         if went_stale:  # no reply from the customer since: closed (kb ticket statuses)
             status, updated = "closed", updated + stale
+        channel = self.pick(TICKET_CHANNELS)
+        if channel == "phone" and not phone_line_open(created.astimezone(self.tz), self.policy.carrier_holidays):
+            channel = "email"  # a call after hours is a voicemail, which reaches the queue as an email
         return {
             "_order": n, "customer_id": customer["id"], "order_id": order["id"] if order else None,
-            "build_id": build_id, "type": kind, "channel": self.pick(TICKET_CHANNELS), "priority": priority,
+            "build_id": build_id, "type": kind, "channel": channel, "priority": priority,
             "status": status, "assignee_id": assignee, "created_at": created, "updated_at": updated,
             "_phrase": self.rng.choice(self.seeds.phrases.tickets[kind]), "_customer": customer,
             "_stale": went_stale,
