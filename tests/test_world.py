@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "fc761ae491cdd223dd12188ae725da79af79f61450259ba624e3794b85dc5fc1"
+DEFAULT_WORLD_HASH = "d3f342d0933585a4bba230a3e29f197a5fe3ba82e5e521ed53d65c1bb3b93b26"
 
 
 @pytest.mark.slow

@@ -1163,6 +1163,24 @@ def test_slack_hardware_tests_flags_coil_whine_found_by_thermal_testing(world: W
     assert [f.message for f in found] == ["puts 'coil whine' down to thermal, which does not find or fix it"]
 
 
+def test_slack_hardware_tests_flags_a_bench_test_nobody_asked_for(world: World) -> None:
+    message, ts = pick(world, "slack_hardware_tests", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
+    ticket, name = one(world, "SELECT t.id, p.name FROM supportticket t JOIN orderline l ON l.order_id = t.order_id "
+                              "JOIN product p ON p.id = l.product_id WHERE p.category = 'gpu' AND t.created_at < ? "
+                              "ORDER BY t.id LIMIT 1", ts)
+    world.conn.execute("UPDATE supportticket SET subject = 'Noisy card', body = 'It hums a little under load.' "
+                       "WHERE order_id = (SELECT order_id FROM supportticket WHERE id = ?)", (ticket,))
+    line = f"{name} got a listening test on the bench under load, the coil whine is in the normal range."
+    found = injected(world, "slack_hardware_tests", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (line, message)))
+    assert [f.message for f in found if "no ticket" in f.message] == [
+        f"reports a bench test of coil whine on {name}, which no ticket about it had complained of by "
+        f"{db.decode_datetime(ts, world.tz):%Y-%m-%d}"]
+    world.conn.execute("UPDATE supportticket SET body = 'Loud coil whine in games.' WHERE id = ?", (ticket,))
+    assert not any("no ticket" in f.message for f in lint(world) if f.check == "slack_hardware_tests"
+                   and f.entity_id == message)  # a customer complained of it first
+
+
 def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> None:
     message, = pick(world, "slack_categories", "SELECT id FROM slackmessage ORDER BY ts")
     psu, brand = one(world, "SELECT name, brand FROM product p WHERE category = 'psu' AND NOT EXISTS (SELECT 1 FROM "

@@ -760,6 +760,13 @@ class Fidelity(_Data):
                 for fault in re.finditer(self.hardware_faults, text, re.IGNORECASE)
                 if not any(re.search(self.hardware_tests[t].finds, fault.group(0), re.IGNORECASE) for t in tests)]
 
+    def tested_faults(self, text: str) -> list[str]:
+        """The faults a Slack ``text`` reports a bench test on (a test of ``hardware_tests`` and the faults it
+        names, lower case): "a listening test ... the coil whine is in the normal range" -> ["coil whine"]."""
+        if not any(re.search(t.pattern, text, re.IGNORECASE) for t in self.hardware_tests.values()):
+            return []
+        return sorted({m.group(0).lower() for m in re.finditer(self.hardware_faults, text, re.IGNORECASE)})
+
     def stances_in(self, text: str) -> list[tuple[str, int]]:
         """The stances (question, which of its stances) a Slack ``text`` takes."""
         return [(group, k) for group, stances in self.slack_stances.items()
@@ -1275,6 +1282,21 @@ def first_deliveries(lines: Iterable[Row], shipment_of: dict[str, Row]) -> dict[
         if delivered is not None:
             received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
     return received
+
+
+def complaints_by_product(tickets: Iterable[Row], lines_of: Mapping[str, list[Row]]) -> dict[str, list[Row]]:
+    """Tickets by each product their order holds (``lines_of``: order lines by order id)."""
+    out: dict[str, list[Row]] = defaultdict(list)
+    for t in tickets:
+        for line in lines_of.get(t["order_id"] or "", []):
+            out[line["product_id"]].append(t)
+    return out
+
+
+def complained_of(tickets: Iterable[Row], fault: str, when: datetime) -> bool:
+    """Whether one of ``tickets`` written by ``when`` speaks of ``fault`` in its subject or body: a bench test
+    on a product answers a customer's complaint about it."""
+    return any(t["created_at"] <= when and fault in f"{t['subject']}\n{t['body']}".lower() for t in tickets)
 
 
 def received_by(received: dict[str, datetime], product_id: str, when: datetime) -> bool:

@@ -31,6 +31,8 @@ from corecraft.world.fidelity import (
     OrderStory,
     category_problems,
     claim_problems,
+    complained_of,
+    complaints_by_product,
     count_problems,
     days_past_window,
     duration_problems,
@@ -883,9 +885,21 @@ def slack_stances(r: Records) -> list[Finding]:
 
 def slack_hardware_tests(r: Records) -> list[Finding]:
     """A test or fix Slack reports on a fault is one that finds it (``hardware_tests``): coil whine is heard on
-    a listening test, not found by thermal testing; a Wi-Fi drop is fixed by the wireless driver."""
-    return [Finding("slack_hardware_tests", msg["id"], problem) for msg in r.messages.values()
-            for problem in r.rules.hardware_test_problems(msg["text"])]
+    a listening test, not found by thermal testing; a Wi-Fi drop is fixed by the wireless driver. A bench test of
+    a fault on a product it names (no ticket or order quoted) answers a customer's complaint of that fault about
+    the product, written by then."""
+    complaints = complaints_by_product(r.tickets.values(), r.lines)
+    found = [Finding("slack_hardware_tests", msg["id"], problem) for msg in r.messages.values()
+             for problem in r.rules.hardware_test_problems(msg["text"])]
+    for msg in r.messages.values():
+        faults = r.rules.tested_faults(msg["text"])
+        if not faults or TICKET_ID.search(msg["text"]) or re.search(r"\bord-\d{6}-\d{3}\b", msg["text"]):
+            continue
+        found += [Finding("slack_hardware_tests", msg["id"], f"reports a bench test of {fault} on {p['name']}, which "
+                          f"no ticket about it had complained of by {msg['ts']:%Y-%m-%d}")
+                  for p in r.named_products(msg["text"]) for fault in faults
+                  if not complained_of(complaints.get(p["id"], []), fault, msg["ts"])]
+    return found
 
 
 def slack_held_products(r: Records) -> list[Finding]:

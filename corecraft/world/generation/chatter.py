@@ -24,6 +24,8 @@ from corecraft.world.fidelity import (
     category_problems,
     claim_backing,
     claim_problems,
+    complained_of,
+    complaints_by_product,
     duration_problems,
     fill_words,
     first_deliveries,
@@ -98,6 +100,8 @@ class _SlackRecords:
     """Employees' managers by id."""
     received: dict[str, datetime]
     """When a customer first received each product (its earliest delivery), by product id."""
+    complaints: dict[str, list[dict[str, Any]]]
+    """Tickets by each product their order holds (what a bench test on the product answers)."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
@@ -350,7 +354,8 @@ class ChatterMixin(GeneratorBase):
                              {e["id"]: e["name"].split()[0] for e in self.rows[m.Employee]},
                              {e["id"]: e["department"] for e in self.rows[m.Employee]},
                              {e["id"]: e["manager_id"] for e in self.rows[m.Employee]},
-                             first_deliveries(self.rows[m.OrderLine], ships))
+                             first_deliveries(self.rows[m.OrderLine], ships),
+                             complaints_by_product(self.rows[m.SupportTicket], self.lines_by_order()))
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -460,6 +465,17 @@ class ChatterMixin(GeneratorBase):
                 return None
             product = rng.choice(held)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        faults = rules.tested_faults(template)
+        if names_product and faults and "{ticket_id}" not in template and "{order_id}" not in template:
+            def heard(p: dict[str, Any]) -> bool:  # a bench test answers customers' complaints of the fault
+                return all(complained_of(records.complaints.get(p["id"], []), f, story.ts) for f in faults)
+            if not heard(product):
+                fitting = [p for p in self.rows[m.Product] if (p["category"] in allowed if allowed is not None
+                                                               else p["category"] == product["category"]) and heard(p)]
+                if not fitting:
+                    return None
+                product = rng.choice(fitting)
+                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if names_product and "{ticket_id}" in template:  # the quoted ticket asks about a part already out
             asked = records.ticket_rows[values["ticket_id"]]["created_at"]
             if not self.launched(product, asked):
