@@ -202,6 +202,17 @@ def test_shipment_scans_flags_a_delay_scanned_nowhere_the_parcel_was(world: Worl
     assert ship not in flagged(world, "shipment_scans")
 
 
+def test_shipment_scans_flags_a_label_printed_the_minute_of_payment(world: World) -> None:
+    ship, order, events = pick(world, "shipment_scans", "SELECT s.id, s.order_id, s.events FROM shipment s "
+                                                        "WHERE s.status = 'delivered' ORDER BY s.id")
+    scans = json.loads(events)
+    paid = db.encode_datetime(datetime.fromisoformat(scans[0]["ts"]))
+    found = injected(world, "shipment_scans", ship,
+                     ("UPDATE payment SET processed_at = ? WHERE order_id = ?", (paid, order)))
+    assert [f.message for f in found] == [f"is labelled at {datetime.fromisoformat(scans[0]['ts']):%Y-%m-%d %H:%M}, "
+                                          "the minute its payment was captured"]
+
+
 def test_price_steps_flags_a_spike_of_hours_to_an_odd_amount(world: World) -> None:
     product, price = pick(world, "price_steps", "SELECT id, price FROM product ORDER BY id")
     history = [{"until": "2025-08-01T00:00:00-04:00", "price": price},

@@ -411,12 +411,17 @@ SCAN_ORDER = ("label_created", "picked_up")
 
 def shipment_scans(r: Records) -> list[Finding]:
     """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, its scans are in
-    time order, and a ``delayed`` scan is made where the parcel is (the place of the scan before it), not in
-    "carrier network"."""
+    time order, a ``delayed`` scan is made where the parcel is (the place of the scan before it), not in
+    "carrier network", and a label is not printed the very minute the payment was captured (someone picks the
+    order first)."""
     found = []
     for ship in r.shipments.values():
         statuses = [e["status"] for e in ship["events"]]
         moments = [datetime.fromisoformat(e["ts"]) for e in ship["events"]]
+        paid = (r.payment_of.get(ship["order_id"]) or {}).get("processed_at")
+        if moments and paid is not None and moments[0] == paid:
+            found.append(Finding("shipment_scans", ship["id"], f"is labelled at {moments[0]:%Y-%m-%d %H:%M}, the minute "
+                                 "its payment was captured"))
         found += [Finding("shipment_scans", ship["id"], f"has a delayed scan at {now['location']}, but the parcel "
                           f"was last scanned at {before['location']}")
                   for before, now in pairwise(ship["events"])

@@ -427,7 +427,15 @@ class CommerceMixin(GeneratorBase):
         draw.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
         city = assigned_warehouse(dest, items, self.seeds.fidelity)
-        events = [(label, "label_created", city), (shipped, "picked_up", city)]
+        printed = label
+        if label == paid_at:  # picked the moment it was paid: the label is printed once someone picks it, that
+            minutes = self.local_rng("label", order["id"]).randint(20, 55)  # day, or before the morning pickup
+            later = label + timedelta(minutes=minutes)
+            if later.date() != label.date():
+                later = shipped - timedelta(minutes=minutes + 10)
+            if label < later <= min(shipped - timedelta(minutes=30), self.now):
+                printed = later
+        events = [(printed, "label_created", city), (shipped, "picked_up", city)]
         gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now, draw)
         end = delivered or self.now
         spare = self.local_rng("hops", order["id"])
