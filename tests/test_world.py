@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "32ee4157442cb23e3f27ca882b15da951bbc9fc6e7f8e04a77f4982a74cedbf5"
+DEFAULT_WORLD_HASH = "1db54492378599834026cf3ccbbaa17a6332bfc486b8714026377cc5e343e392"
 
 
 @pytest.mark.slow

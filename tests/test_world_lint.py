@@ -647,6 +647,18 @@ def test_ticket_channels_flags_a_phone_call_after_hours(world: World) -> None:
     assert ticket not in flagged(world, "ticket_channels")  # a voicemail, read as an email, comes in any time
 
 
+def test_ticket_owned_products_flags_a_review_of_a_part_never_bought(world: World) -> None:
+    ticket, customer, created = pick(world, "ticket_owned_products", "SELECT id, customer_id, created_at "
+                                                                     "FROM supportticket ORDER BY id")
+    never, = one(world, "SELECT name FROM product WHERE id NOT IN (SELECT l.product_id FROM orderline l JOIN "
+                        '"order" o ON o.id = l.order_id WHERE o.customer_id = ?) ORDER BY id LIMIT 1', customer)
+    review = "I left a review for the {} and it never appeared on the site."
+    found = injected(world, "ticket_owned_products", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (review.format(never), ticket)))
+    assert [f.message for f in found] == [f"speaks of using {never}, which the customer had not received from us by "
+                                          f"{db.decode_datetime(created, world.tz):%Y-%m-%d}"]
+
+
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
     ticket, name = pick(world, "ticket_counts", "SELECT t.id, p.name FROM supportticket t JOIN orderline l "
                         "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "

@@ -542,6 +542,8 @@ class Fidelity(_Data):
     unserved_states: dict[str, Unserved]
     """Shipping methods that do not reach some states, and the method orders there ship with instead."""
     prospective_product: str
+    owned_product: str
+    """Ticket words about a part the customer has used (a review of it): one they had received from us by then."""
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
@@ -651,6 +653,10 @@ class Fidelity(_Data):
         """The method an order to ``state`` ships with when ``method`` was chosen."""
         rule = self.unserved_states.get(method)
         return rule.instead if rule is not None and state in rule.states else method
+
+    def owned(self, text: str) -> bool:
+        """Whether ``text`` talks about a part the customer has used (``owned_product``)."""
+        return re.search(self.owned_product, text) is not None
 
     def prospective(self, text: str) -> bool:
         """Whether ``text`` talks about a part the customer is thinking of getting."""

@@ -1001,6 +1001,23 @@ def slack_office_hours(r: Records) -> list[Finding]:
             for msg in r.messages.values() if not start <= (local := msg["ts"].astimezone(r.tz)).hour < end]
 
 
+def ticket_owned_products(r: Records) -> list[Finding]:
+    """A ticket about a part the customer has used (``owned_product``: a review of it) names one they had received
+    from us by then, not a product they never ordered."""
+    found = []
+    for t in r.tickets.values():
+        text = f"{t['subject']}\n{t['body']}"
+        if not r.rules.owned(text):
+            continue
+        received = {ln["product_id"] for o in r.orders_of_customer.get(t["customer_id"], [])
+                    if (ship := r.shipment_of.get(o["id"])) and ship["delivered_at"] and ship["delivered_at"] <= t["created_at"]
+                    for ln in r.lines.get(o["id"], [])}
+        found += [Finding("ticket_owned_products", t["id"], f"speaks of using {p['name']}, which the customer had not "
+                          f"received from us by {t['created_at']:%Y-%m-%d}")
+                  for p in r.named_products(text) if p["id"] not in received]
+    return found
+
+
 def ticket_channels(r: Records) -> list[Finding]:
     """A phone ticket came in while the phone line was staffed (``phone_line_open``: office hours on a business
     day); a call at 02:00 on Christmas Day is a voicemail, which reaches the queue as an email."""
@@ -1484,7 +1501,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
-    ticket_raw_ids, ticket_channels, ticket_budgets, product_model_years, ticket_priorities, safety_escalations, tracking_numbers,
+    ticket_raw_ids, ticket_channels, ticket_owned_products, ticket_budgets, product_model_years, ticket_priorities,
+    safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""
 

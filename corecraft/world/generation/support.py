@@ -262,6 +262,17 @@ class SupportMixin(GeneratorBase):
                 return None
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if names_product and rules.owned(template):  # a part they review is one they had received from us
+            received = {ln["product_id"] for o in story.own_orders if (s := ships.get(o["id"])) is not None
+                        and s["delivered_at"] is not None and s["delivered_at"] <= t["created_at"]
+                        for ln in self.lines_by_order().get(o["id"], [])}
+            if product["id"] not in received:
+                owned = sorted(received - excluded)
+                if fixed or not owned:
+                    return None
+                pick = rng.choice(owned)
+                product = next(p for p in self.rows[m.Product] if p["id"] == pick)
+                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if story.order is None:  # a budget or a price heard of: a round figure, plausible for what is asked
             values["amount"] = rules.budget(template, float(values["amount"]))
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
@@ -616,8 +627,14 @@ class SupportMixin(GeneratorBase):
             "troubleshooting_steps": f"Walked the customer through {steps}; issue resolved.",
             "recommendation_provided": "Recommended compatible parts for what the customer asked about.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
-            "no_action": "Sent the return instructions; the refund follows once the item arrives and is inspected."
-            if t["type"] == "return" else "No action needed; explained the situation to the customer.",
+            "no_action": {
+                "return": "Sent the return instructions; the refund follows once the item arrives and is inspected.",
+                "shipping": "Went through the parcel's tracking with the customer and explained where it stands; "
+                            "nothing to change.",
+                "billing": "Went through the charges on the order with the customer; nothing to refund.",
+                "order_issue": "Looked into the order with the customer and explained what happened; nothing to "
+                               "change on it.",
+            }.get(t["type"], "Answered the customer's question; nothing to change on the account."),
         }
         return self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome, texts[outcome])
 
