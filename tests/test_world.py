@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "1db54492378599834026cf3ccbbaa17a6332bfc486b8714026377cc5e343e392"
+DEFAULT_WORLD_HASH = "6940a82b1816c346f2a02b8fc4d97c7435551dc3005bd285a452ec53f00a9712"
 
 
 @pytest.mark.slow
