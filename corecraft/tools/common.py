@@ -31,6 +31,10 @@ class PageArgs(Args):
                         description="How many matching results to skip (default 0).")
 
 
+QUERY_WORDS = "(case-insensitive, partial words, an id from its start; all must match)."
+"""How a search tool's ``query`` matches (:meth:`Query.text`), as its schema tells the model."""
+
+
 class Query:
     """A WHERE clause built from optional filters, always with bound parameters."""
 

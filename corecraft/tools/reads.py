@@ -11,6 +11,7 @@ from pydantic import Field
 from sqlmodel import SQLModel
 
 from corecraft.tools.common import (
+    QUERY_WORDS,
     DateStr,
     Id,
     PageArgs,
@@ -123,8 +124,7 @@ def get_product(ctx: ToolContext, args: GetProductArgs) -> dict[str, Any]:
 
 # -- Customers ---------------------------------------------------------------------------------------
 class SearchCustomersArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the id, name, email or phone "
-                                                         "(case-insensitive, partial words, an id from its start; all must match).")
+    query: Text | None = Field(default=None, description=f"Words to find in the id, name, email or phone {QUERY_WORDS}")
     email: Text | None = Field(default=None, description="Only the customer with exactly this email "
                                                          "(case-insensitive).")
     loyalty_tier: LoyaltyTier | None = Field(default=None, description="Only customers of this loyalty tier.")
@@ -300,8 +300,7 @@ def search_shipments(ctx: ToolContext, args: SearchShipmentsArgs) -> dict[str, A
 
 # -- Tickets -----------------------------------------------------------------------------------------
 class SearchTicketsArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the id, subject or body "
-                                                         "(case-insensitive, partial words, an id from its start; all must match).")
+    query: Text | None = Field(default=None, description=f"Words to find in the id, subject or body {QUERY_WORDS}")
     customer_id: Id | None = Field(default=None, description="Only this customer's tickets.")
     order_id: Id | None = Field(default=None, description="Only tickets about this order.")
     type: TicketType | None = Field(default=None, description="Only tickets of this type.")
@@ -367,8 +366,7 @@ def get_customer_ticket_history(ctx: ToolContext, args: CustomerTicketHistoryArg
 
 # -- Staff, builds, knowledge, Slack -----------------------------------------------------------------
 class SearchEmployeesArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the id, name, email or title "
-                                                         "(case-insensitive, partial words, an id from its start; all must match).")
+    query: Text | None = Field(default=None, description=f"Words to find in the id, name, email or title {QUERY_WORDS}")
     department: Department | None = Field(default=None, description="Only employees of this department.")
     title: Title | None = Field(default=None, description="Only employees with this job title.")
 
@@ -387,8 +385,7 @@ def search_employees(ctx: ToolContext, args: SearchEmployeesArgs) -> dict[str, A
 
 
 class SearchBuildsArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the build id or name "
-                                                         "(case-insensitive, partial words, an id from its start; all must match).")
+    query: Text | None = Field(default=None, description=f"Words to find in the build id or name {QUERY_WORDS}")
     customer_id: Id | None = Field(default=None, description="Only this customer's builds.")
     product_id: Id | None = Field(default=None, description="Only builds that contain this product (SKU).")
     owner_type: OwnerType | None = Field(default=None, description="Only customer builds or internal "
@@ -420,8 +417,7 @@ def search_builds(ctx: ToolContext, args: SearchBuildsArgs) -> dict[str, Any]:
 
 
 class SearchKnowledgeBaseArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the id, title, body or tags "
-                                                         "(case-insensitive, partial words, an id from its start; all must match).")
+    query: Text | None = Field(default=None, description=f"Words to find in the id, title, body or tags {QUERY_WORDS}")
     tag: Text | None = Field(default=None, description="Only articles with this tag (exact, "
                                                        "case-insensitive), e.g. 'refunds'.")
     include_deprecated: bool = Field(default=True, description="Include deprecated (superseded) versions; "
@@ -446,8 +442,7 @@ def search_knowledge_base(ctx: ToolContext, args: SearchKnowledgeBaseArgs) -> di
 
 
 class SearchSlackMessagesArgs(PageArgs):
-    query: Text | None = Field(default=None, description="Words to find in the message id or text "
-                                                         "(case-insensitive, partial words, an id from its start; all must match).")
+    query: Text | None = Field(default=None, description=f"Words to find in the message id or text {QUERY_WORDS}")
     channel: Text | None = Field(default=None, description="Only this channel, by name with or without '#', "
                                                            "e.g. 'policy-discussion'.")
     author_id: Id | None = Field(default=None, description="Only messages by this employee.")

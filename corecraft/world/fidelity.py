@@ -542,9 +542,9 @@ class Fidelity(_Data):
     unserved_states: dict[str, Unserved]
     """Shipping methods that do not reach some states, and the method orders there ship with instead."""
     prospective_product: str
+    """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     owned_product: str
     """Ticket words about a part the customer has used (a review of it): one they had received from us by then."""
-    """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
     thread_topics: dict[str, str]
@@ -1288,6 +1288,15 @@ def first_deliveries(lines: Iterable[Row], shipment_of: dict[str, Row]) -> dict[
         if delivered is not None:
             received[line["product_id"]] = min(received.get(line["product_id"], delivered), delivered)
     return received
+
+
+def received_products(orders: Iterable[Row], shipment_of: Mapping[str, Row], lines_of: Mapping[str, list[Row]],
+                      when: datetime) -> set[str]:
+    """The products of ``orders`` (one customer's) delivered by ``when``: what the customer had received from us
+    (``shipment_of``: shipments by order id; ``lines_of``: order lines by order id)."""
+    return {line["product_id"] for order in orders if (ship := shipment_of.get(order["id"])) is not None
+            and ship["delivered_at"] is not None and ship["delivered_at"] <= when
+            for line in lines_of.get(order["id"], [])}
 
 
 def complaints_by_product(tickets: Iterable[Row], lines_of: Mapping[str, list[Row]]) -> dict[str, list[Row]]:

@@ -45,6 +45,7 @@ from corecraft.world.fidelity import (
     origin_problem,
     price_drops,
     received_by,
+    received_products,
     reference_problem,
     restocked,
     rule_shape,
@@ -1009,9 +1010,8 @@ def ticket_owned_products(r: Records) -> list[Finding]:
         text = f"{t['subject']}\n{t['body']}"
         if not r.rules.owned(text):
             continue
-        received = {ln["product_id"] for o in r.orders_of_customer.get(t["customer_id"], [])
-                    if (ship := r.shipment_of.get(o["id"])) and ship["delivered_at"] and ship["delivered_at"] <= t["created_at"]
-                    for ln in r.lines.get(o["id"], [])}
+        received = received_products(r.orders_of_customer.get(t["customer_id"], []), r.shipment_of, r.lines,
+                                     t["created_at"])
         found += [Finding("ticket_owned_products", t["id"], f"speaks of using {p['name']}, which the customer had not "
                           f"received from us by {t['created_at']:%Y-%m-%d}")
                   for p in r.named_products(text) if p["id"] not in received]

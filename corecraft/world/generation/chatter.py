@@ -457,25 +457,28 @@ class ChatterMixin(GeneratorBase):
                 return None
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
-        if names_product and "{order_id}" not in template and re.search(rules.held_product_line, template) and \
-                not received_by(records.received, product["id"], story.ts):
-            held = [p for p in self.rows[m.Product] if p["category"] == product["category"]
-                    and received_by(records.received, p["id"], story.ts)]
-            if not held:  # a line about units customers hold names one somebody had received
-                return None
-            product = rng.choice(held)
+        def named_one(ok: Callable[[dict[str, Any]], bool], categories: set[str] | None) -> bool:
+            """Keep the named product if ``ok``, else name one of ``categories`` (None: of its own) that is; False
+            when none is."""
+            nonlocal product
+            if ok(product):
+                return True
+            fitting = [p for p in self.rows[m.Product] if ok(p) and (
+                p["category"] in categories if categories is not None else p["category"] == product["category"])]
+            if not fitting:
+                return False
+            product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+            return True
+
+        if names_product and "{order_id}" not in template and re.search(rules.held_product_line, template) and \
+                not named_one(lambda p: received_by(records.received, p["id"], story.ts), None):
+            return None  # a line about units customers hold names one somebody had received
         faults = rules.tested_faults(template)
-        if names_product and faults and "{ticket_id}" not in template and "{order_id}" not in template:
-            def heard(p: dict[str, Any]) -> bool:  # a bench test answers customers' complaints of the fault
-                return all(complained_of(records.complaints.get(p["id"], []), f, story.ts) for f in faults)
-            if not heard(product):
-                fitting = [p for p in self.rows[m.Product] if (p["category"] in allowed if allowed is not None
-                                                               else p["category"] == product["category"]) and heard(p)]
-                if not fitting:
-                    return None
-                product = rng.choice(fitting)
-                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if names_product and faults and "{ticket_id}" not in template and "{order_id}" not in template and \
+                not named_one(lambda p: all(complained_of(records.complaints.get(p["id"], []), f, story.ts)
+                                            for f in faults), allowed):
+            return None  # a bench test answers customers' complaints of the fault
         if names_product and "{ticket_id}" in template:  # the quoted ticket asks about a part already out
             asked = records.ticket_rows[values["ticket_id"]]["created_at"]
             if not self.launched(product, asked):

@@ -21,6 +21,7 @@ from corecraft.world.fidelity import (
     measure,
     order_states,
     price_drops,
+    received_products,
     reference_problem,
     restocked,
     stale_details,
@@ -263,9 +264,7 @@ class SupportMixin(GeneratorBase):
             product = rng.choice(fitting)
             values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if names_product and rules.owned(template):  # a part they review is one they had received from us
-            received = {ln["product_id"] for o in story.own_orders if (s := ships.get(o["id"])) is not None
-                        and s["delivered_at"] is not None and s["delivered_at"] <= t["created_at"]
-                        for ln in self.lines_by_order().get(o["id"], [])}
+            received = received_products(story.own_orders, ships, self.lines_by_order(), t["created_at"])
             if product["id"] not in received:
                 owned = sorted(received - excluded)
                 if fixed or not owned:
