@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6940a82b1816c346f2a02b8fc4d97c7435551dc3005bd285a452ec53f00a9712"
+DEFAULT_WORLD_HASH = "b540d2c290f452ebb81daa0c3ddc21e88b1b5ea6852ad6b575475c8d70cb925d"
 
 
 @pytest.mark.slow

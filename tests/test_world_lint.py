@@ -159,6 +159,20 @@ def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_da
         "delivered on Labor Day (2025-09-01)"]
 
 
+def test_shipment_business_days_flags_an_overnight_parcel_a_week_late(world: World) -> None:
+    ship, = pick(world, "shipment_business_days", "SELECT id FROM shipment ORDER BY id")
+    # FedEx Overnight shipped Tuesday 2025-09-02 is due Wednesday 09-03: two business days late is the most
+    # (Friday 09-05 passes), Thursday 09-11 is six.
+    found = injected(world, "shipment_business_days", ship,
+                     ("UPDATE shipment SET carrier = 'fedex_overnight', shipped_at = '2025-09-02 13:00:00.000000', "
+                      "eta = '2025-09-04 00:00:00.000000', delivered_at = '2025-09-11 18:00:00.000000' WHERE id = ?",
+                      (ship,)))
+    assert [f.message for f in found] == [
+        "delivered 2025-09-11, 6 business days after its ETA; a 1-day service runs at most 2 late"]
+    world.conn.execute("UPDATE shipment SET delivered_at = '2025-09-05 18:00:00.000000' WHERE id = ?", (ship,))
+    assert not [f for f in lint(world) if f.check == "shipment_business_days" and f.entity_id == ship]
+
+
 def test_shipment_business_days_flags_an_in_transit_scan_on_labor_day(world: World) -> None:
     ship, events = pick(world, "shipment_business_days", "SELECT id, events FROM shipment WHERE json_array_length(events) > 2 "
                         "ORDER BY id")
@@ -341,6 +355,35 @@ def test_slack_office_hours_flags_a_post_at_three_in_the_morning(world: World) -
     found = injected(world, "slack_office_hours", msg,
                      ("UPDATE slackmessage SET ts = ? WHERE id = ?", (db.encode_datetime(night), msg)))
     assert len(found) == 1 and found[0].message.startswith(f"is posted at 03:07 on {night:%A %Y-%m-%d}")
+    world.conn.execute("UPDATE slackmessage SET ts = ? WHERE id = ?", (db.encode_datetime(world.now), msg))
+    assert [f.message for f in lint(world) if f.check == "slack_office_hours" and f.entity_id == msg] == [
+        f"is posted at {world.now.astimezone(world.tz):%H:%M}, the world's now"]
+
+
+def test_slack_weekdays_flags_week_plans_on_a_sunday(world: World) -> None:
+    msg, ts = pick(world, "slack_weekdays", "SELECT id, ts FROM slackmessage ORDER BY id")
+    local = db.decode_datetime(ts, world.tz).astimezone(world.tz)
+    sunday = local + timedelta(days=6 - local.weekday())
+    found = injected(world, "slack_weekdays", msg, ("UPDATE slackmessage SET ts = ?, text = ? WHERE id = ?", (
+        db.encode_datetime(sunday), "Want the draft live before the weekend.", msg)))
+    assert [f.message for f in found] == [
+        f"plans the working week on {sunday:Sunday %Y-%m-%d}: 'Want the draft live before the weekend.'"]
+    world.conn.execute("UPDATE slackmessage SET text = 'Quiet shift, queue is clear.' WHERE id = ?", (msg,))
+    assert not [f for f in lint(world) if f.check == "slack_weekdays" and f.entity_id == msg]
+
+
+def test_slack_reactions_flags_laughter_at_work_and_alarm_on_a_routine_post(world: World) -> None:
+    msg, = pick(world, "slack_reactions", "SELECT m.id FROM slackmessage m JOIN slackchannel c ON c.id = m.channel_id "
+                "WHERE c.name NOT IN ('#general', '#random') AND m.text NOT LIKE '%urgent%' AND m.text NOT LIKE "
+                "'%escalat%' AND m.text NOT LIKE '%duplicate%' AND m.text NOT LIKE '%down%' ORDER BY m.id")
+    found = injected(world, "slack_reactions", msg, ("UPDATE slackmessage SET reactions = ?, text = ? WHERE id = ?",
+                                                     ('{"+1": 2, "fire": 3, "joy": 4}', "Restock done for the week.",
+                                                      msg)))
+    assert [f.message for f in found] == ["draws fire on 'Restock done for the week.'",
+                                          "draws joy on 'Restock done for the week.'"]
+    world.conn.execute("UPDATE slackmessage SET text = 'URGENT: a PSU report of smoke' WHERE id = ?", (msg,))
+    assert [f.message for f in lint(world) if f.check == "slack_reactions" and f.entity_id == msg] == [
+        "draws joy on 'URGENT: a PSU report of smoke'"]
 
 
 def test_customer_phones_flags_a_world_whose_phones_are_from_away(world: World) -> None:

@@ -1063,6 +1063,27 @@ def told_products(ticket: Row, text: str, earlier: Iterable[Row], named: Callabl
     return told | {p for e in before if e["type"] == "return" for p in named(e)}
 
 
+ALARM_WORDS = re.compile(r"\b(urgent|asap|safety|burn\w*|smok\w*|melt\w*|recall\w*|outage|down|fraud\w*|"
+                         r"duplicate|chargeback|escalat\w*|blocked|stuck)\b", re.IGNORECASE)
+"""Words of a Slack post that raises an alarm: only such a post draws fire or rotating-light reactions."""
+
+
+WORK_WEEK_WORDS = re.compile(r"\b(?:before the weekend|this week|by (?:Monday|Tuesday|Wednesday|Thursday|Friday)|"
+                             r"(?:Monday|Tuesday|Wednesday|Thursday|Friday)s?|tomorrow morning)\b")
+"""Words of a Slack post that plan the working week: not posted on a weekend or holiday (who writes "before the
+weekend" on a Sunday?)."""
+
+def fitting_reaction(emoji: str, text: str, casual: bool) -> str:
+    """The reaction a Slack post of ``text`` draws where ``emoji`` was drawn: laughter only in the casual
+    channels (``casual``: #general, #random), fire and the rotating light only on a post that raises an
+    alarm (:data:`ALARM_WORDS`); an emoji that does not fit becomes an acknowledgement."""
+    if emoji == "joy" and not casual:
+        return "+1"
+    if emoji in ("fire", "rotating_light") and ALARM_WORDS.search(text) is None:
+        return "+1" if emoji == "fire" else "eyes"
+    return emoji
+
+
 TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)
 """A customer saying which loyalty tier they hold."""
 

@@ -27,6 +27,7 @@ from corecraft.world.fidelity import (
     RETURN_FOLLOW_UP,
     TICKET_ID,
     TRACKING,
+    WORK_WEEK_WORDS,
     Fidelity,
     OrderStory,
     category_problems,
@@ -38,6 +39,7 @@ from corecraft.world.fidelity import (
     duration_problems,
     fill_words,
     first_deliveries,
+    fitting_reaction,
     kb_edit_problems,
     ledger_problems,
     line_price_problem,
@@ -69,6 +71,7 @@ from corecraft.world.rules import (
     business_days_after,
     is_business_day,
     is_tracking_number,
+    max_delay,
     phone_line_open,
 )
 from corecraft.world.seeds import Seeds
@@ -366,8 +369,9 @@ def shipment_hub_repeats(r: Records) -> list[Finding]:
 
 def shipment_business_days(r: Records) -> list[Finding]:
     """An ETA is the carrier's SLA in business days after shipping (weekends and carrier holidays
-    skipped, as the handbook counts), and no carrier scans a parcel in transit, out for delivery or
-    delivered on a weekend or a carrier holiday."""
+    skipped, as the handbook counts), a late parcel arrives at most :func:`max_delay` business days after
+    it, and no carrier scans a parcel in transit, out for delivery or delivered on a weekend or a carrier
+    holiday."""
     found = []
     holidays = r.policy.carrier_holidays
     for ship in r.shipments.values():
@@ -378,6 +382,11 @@ def shipment_business_days(r: Records) -> list[Finding]:
                 found.append(Finding("shipment_business_days", ship["id"], f"ETA {ship['eta']:%Y-%m-%d} is {counted} "
                                      f"business days after shipping ({ship['shipped_at']:%Y-%m-%d}); the SLA is {sla}"))
         delivered = ship["delivered_at"]
+        if delivered is not None and ship["eta"] is not None and delivered > ship["eta"] and \
+                business_days_after(ship["eta"].date(), delivered.date(), holidays) > max_delay(sla):
+            found.append(Finding("shipment_business_days", ship["id"], f"delivered {delivered:%Y-%m-%d}, "
+                                 f"{business_days_after(ship['eta'].date(), delivered.date(), holidays)} business "
+                                 f"days after its ETA; a {sla}-day service runs at most {max_delay(sla)} late"))
         if delivered is not None and not is_business_day(delivered.date(), holidays):
             found.append(Finding("shipment_business_days", ship["id"], f"delivered on "
                                  f"{holidays.get(delivered.date(), delivered.strftime('%A'))} ({delivered:%Y-%m-%d})"))
@@ -990,16 +999,37 @@ def slack_voice_ranks(r: Records) -> list[Finding]:
     return found
 
 
+def slack_weekdays(r: Records) -> list[Finding]:
+    """No Slack post plans the working week (``WORK_WEEK_WORDS``: "before the weekend", "by Friday") on a weekend
+    or holiday."""
+    holidays = r.policy.carrier_holidays
+    return [Finding("slack_weekdays", msg["id"], f"plans the working week on {local:%A %Y-%m-%d}: {msg['text']!r}")
+            for msg in r.messages.values() if WORK_WEEK_WORDS.search(msg["text"])
+            and not is_business_day((local := msg["ts"].astimezone(r.tz)).date(), holidays)]
+
+
+def slack_reactions(r: Records) -> list[Finding]:
+    """Reactions fit their post (:func:`fitting_reaction`): no laughter on a work post, no fire or rotating
+    light on a routine one."""
+    work = _work_channels(r)
+    return [Finding("slack_reactions", msg["id"], f"draws {emoji} on {msg['text']!r}")
+            for msg in r.messages.values() for emoji in msg["reactions"] or {}
+            if fitting_reaction(emoji, msg["text"], msg["channel_id"] not in work) != emoji]
+
+
 NEW_HIRE_DAYS = 21
 """A new hire welcomed in Slack has no record from more than this many days before the welcome."""
 
 
 def slack_office_hours(r: Records) -> list[Finding]:
-    """People post in Slack at work: from 08:00 to before 19:00 world time (``OFFICE_HOURS``), not at 03:00."""
+    """People post in Slack at work: from 08:00 to before 19:00 world time (``OFFICE_HOURS``), not at 03:00,
+    and before the minute the agent starts (the world's now)."""
     start, end = OFFICE_HOURS
     return [Finding("slack_office_hours", msg["id"], f"is posted at {local:%H:%M} on {local:%A %Y-%m-%d}, outside "
                     f"office hours ({start:02d}:00-{end:02d}:00 world time)")
-            for msg in r.messages.values() if not start <= (local := msg["ts"].astimezone(r.tz)).hour < end]
+            for msg in r.messages.values() if not start <= (local := msg["ts"].astimezone(r.tz)).hour < end] + [
+        Finding("slack_office_hours", msg["id"], f"is posted at {msg['ts'].astimezone(r.tz):%H:%M}, the world's now")
+        for msg in r.messages.values() if msg["ts"] >= r.now]
 
 
 def ticket_owned_products(r: Records) -> list[Finding]:
@@ -1499,7 +1529,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
     slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
-    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_new_hires, slack_raw_ids,
+    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_weekdays, slack_reactions,
+    slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
     ticket_raw_ids, ticket_channels, ticket_owned_products, ticket_budgets, product_model_years, ticket_priorities,
     safety_escalations, tracking_numbers,

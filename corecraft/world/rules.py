@@ -1,5 +1,5 @@
-"""The company's pure rules: money rounding, shipping price, business days (with carrier holidays), months and
-each carrier's tracking-number format.
+"""The company's pure rules: money rounding, shipping price, business days (with carrier holidays), how late a
+parcel can run, months and each carrier's tracking-number format.
 
 No I/O and no state: the generator and the tools both compute with these, so a generated order
 and a tool's quote can never disagree. The numbers come from the :class:`~corecraft.world.seeds.Policy`
@@ -47,6 +47,12 @@ def add_business_days(start: datetime, days: int, holidays: Collection[date]) ->
 def business_days_after(start: date, end: date, holidays: Collection[date]) -> int:
     """Business days after ``start`` up to and including ``end``: how the handbook counts an SLA."""
     return sum(is_business_day(start + timedelta(days=k), holidays) for k in range(1, (end - start).days + 1))
+
+
+def max_delay(sla_business_days: int) -> int:
+    """The most business days a parcel runs past its ETA: one more than its service's SLA (an overnight
+    parcel is a day or two late, not a week)."""
+    return sla_business_days + 1
 
 
 def add_months(day: date, months: int) -> date:

@@ -16,6 +16,7 @@ from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DURATION_CLAIMS,
     TICKET_ID,
+    WORK_WEEK_WORDS,
     FillWords,
     Handling,
     OrderStory,
@@ -29,6 +30,7 @@ from corecraft.world.fidelity import (
     duration_problems,
     fill_words,
     first_deliveries,
+    fitting_reaction,
     kb_edit_problems,
     ledger_problems,
     measure,
@@ -41,7 +43,7 @@ from corecraft.world.fidelity import (
 )
 from corecraft.world.generation.base import GeneratorBase
 from corecraft.world.generation.indexes import Arrivals, ClaimIndex
-from corecraft.world.rules import OFFICE_HOURS
+from corecraft.world.rules import OFFICE_HOURS, is_business_day
 
 LINE_FILLS = 12
 """After this many fillings that gave only lines said before, a Slack message is not posted."""
@@ -214,8 +216,11 @@ class ChatterMixin(GeneratorBase):
                     never the task actor in a work channel, nobody who took another stance on the question it takes
                     a stance on, nobody who asked the question it answers or answered the one it asks (messages are
                     not drawn in time order), nor the colleague it places at a warehouse; nobody when it breaks the
-                    channel's etiquette (``slack_ticket_tags``)."""
-                    if self.seeds.fidelity.ticket_tag_problem(channel["name"][1:], text):
+                    channel's etiquette (``slack_ticket_tags``) or plans the working week on a closed day
+                    (``slack_weekdays``)."""
+                    if self.seeds.fidelity.ticket_tag_problem(channel["name"][1:], text) or (
+                            WORK_WEEK_WORDS.search(text) and not is_business_day(ts.astimezone(self.tz).date(),
+                                                                                 self.policy.carrier_holidays)):
                         return []
                     manager = self.handover_author(text, records)
                     if manager is not None and manager not in channel["members"]:
@@ -256,7 +261,8 @@ class ChatterMixin(GeneratorBase):
                 stances[(question, author)] = k
             askers.update((question, author) for question in self.seeds.fidelity.stance_asks_in(text))
             messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
-                             "text": text, "ts": ts, "reactions": self.reactions(), "thread_parent_id": None})
+                             "text": text, "ts": ts, "reactions": self.reactions(text, channel in chatter and chatter is not work),
+                             "thread_parent_id": None})
         director = next(e for e in self.rows[m.Employee] if e["department"] == "leadership")
         returns_lead = next((e for e in self.rows[m.Employee] if e["title"] == "Returns Lead"), director)
         for k, exc in enumerate(self.policy.exceptions):
@@ -288,7 +294,10 @@ class ChatterMixin(GeneratorBase):
             evening = earliest.astimezone(self.tz)
             squeezed = evening if evening.hour < end else \
                 (evening + timedelta(days=1)).replace(hour=start, minute=evening.minute)
-        return min(squeezed, self.now)
+        if squeezed >= self.now:  # nobody posts at the very minute the agent starts: a little before it
+            lead = self.local_rng("slack-now", squeezed.isoformat()).randint(3, 40)
+            squeezed = max(self.now - timedelta(minutes=lead), earliest)
+        return squeezed
 
     def fresh_line(self, lines: Iterator[tuple[str, Callable[[], str | None]]], used: set[str], said: set[str],
                    rules_said: set[str], names: FillWords, spent: set[str], misses: dict[str, int]) -> str | None:
@@ -596,10 +605,16 @@ class ChatterMixin(GeneratorBase):
             records.topic_tickets[key] = Arrivals(sorted(records.ticket_rows.values(), key=lambda t: t["id"]), since)
         return records.topic_tickets[key]
 
-    def reactions(self) -> dict[str, int]:
+    def reactions(self, text: str, casual: bool) -> dict[str, int]:
+        """Emoji reactions that fit the post (:func:`fitting_reaction`; the draws stay as they were, so the
+        shared stream does too)."""
         if self.rng.random() < 0.6:
             return {}
         emoji = self.rng.sample(["+1", "eyes", "white_check_mark", "pray", "fire", "joy", "rotating_light"],
                                 self.rng.randint(1, 3))
-        return {e: self.rng.randint(1, 6) for e in sorted(emoji)}
+        counts: dict[str, int] = {}
+        for drawn in sorted(emoji):
+            count, e = self.rng.randint(1, 6), fitting_reaction(drawn, text, casual)
+            counts[e] = max(counts.get(e, 0), count)
+        return dict(sorted(counts.items()))
 

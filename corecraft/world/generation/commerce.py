@@ -20,7 +20,7 @@ from corecraft.world.generation.base import (
     money,
     shipping_price,
 )
-from corecraft.world.rules import tracking_number
+from corecraft.world.rules import max_delay, tracking_number
 from corecraft.world.vocab import WAREHOUSES
 
 
@@ -395,9 +395,9 @@ class CommerceMixin(GeneratorBase):
         def labelled(off: Collection[date]) -> datetime:
             return min(max(add_business_days(paid_at.replace(hour=9, minute=0), lead, off), paid_at), self.now)
 
-        def timeline(start: datetime, off: Collection[date], sla: int) -> tuple[datetime, datetime]:
+        def timeline(start: datetime, off: Collection[date], sla: int, delay: int) -> tuple[datetime, datetime]:
             eta = add_business_days(start, sla, off).replace(hour=20, minute=0)
-            arrive = add_business_days(eta, extra, off) if late else eta - timedelta(hours=early)
+            arrive = add_business_days(eta, delay, off) if late else eta - timedelta(hours=early)
             return eta, arrive.replace(hour=hour, minute=minute)
 
         draw = rng or self.rng
@@ -408,7 +408,7 @@ class CommerceMixin(GeneratorBase):
         hour, minute = draw.randint(10, 19), draw.randint(0, 59)
         drawn_sla = self.policy.shipping[order["_drawn_method"]].sla_business_days
         weekday_label = labelled(())
-        _, weekday_arrive = timeline(weekday_label, (), drawn_sla)
+        _, weekday_arrive = timeline(weekday_label, (), drawn_sla, extra)
         label = labelled(holidays)
         if not is_business_day(label.date(), holidays):  # paid on a closed day: picked the next business day
             label = min(add_business_days(label, 1, holidays).replace(hour=9, minute=0), self.now)
@@ -419,7 +419,9 @@ class CommerceMixin(GeneratorBase):
             shipped = shipped.replace(hour=7, minute=30)
         # The parcel travels as drawn; a service that stood in for one that does not reach the state
         # has its own ETA (a later one: the parcel is simply early, or no longer late).
-        _, arrive = timeline(shipped, holidays, drawn_sla)
+        # A delay is in proportion to the service: a fast parcel runs late by a day or two, not a week (the
+        # delay drawn above still paces the scans, so the shared stream stays as it was).
+        _, arrive = timeline(shipped, holidays, drawn_sla, min(extra, max_delay(drawn_sla)))
         eta = add_business_days(shipped, self.policy.shipping[carrier].sla_business_days, holidays).replace(
             hour=20, minute=0)
         late = late and arrive > eta
