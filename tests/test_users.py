@@ -65,6 +65,20 @@ def test_scripted_user_follows_rules_in_order_with_once_stop_and_default() -> No
     assert say("Hello!").text == profile.default and not say("Hello!").stop
 
 
+def test_a_customer_asked_about_the_box_answers_even_beside_a_conditional_quote() -> None:
+    # A quote given both ways with "let me know whether it's been opened" is a question: the customer answers it
+    # (round 19 found the stop rule, keyed on the right amount without a "?", ending the chat unanswered).
+    task = _task("conv_box_opened_gpu_opened")
+    user = ScriptedUser(task.user)
+    both = ("Sealed, you'd get $413.10 back; opened, $344.25 after the 15% restocking fee. Let me know whether "
+            "it's been opened and I'll set it up.")
+    answer = user.reply(task.prompt, [DialogueTurn("agent", both)])
+    assert not answer.stop and "opened and tried" in answer.text
+    final = user.reply(task.prompt, [DialogueTurn("agent", both), DialogueTurn("user", answer.text),
+                                     DialogueTurn("agent", "Then your refund is $344.25 for the card.")])
+    assert final.stop
+
+
 def test_user_block_and_turns_are_validated() -> None:
     with pytest.raises(ValueError, match="unknown fact"):
         UserProfile.model_validate({"persona": "p", "goal": "g", "rules": [
