@@ -74,8 +74,8 @@ Report = Callable[[tuple[object, ...], str], list[Problem]]
 
 
 def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
-    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine, Product or Payment row)
-    as written by an author."""
+    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine, Product, Payment or
+    Resolution row) as written by an author."""
     table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
     given = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
@@ -120,6 +120,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         if payment is not None and (spelled := spells_order(txn[4:], str(payment["order_id"]))) is not None:
             return problem("transaction_id", f"has transaction id {txn}, which spells {spelled} of its order "
                                              f"{payment['order_id']}: a processor's ids are random")
+    if table == "Resolution" and "details" in given:
+        res = db.fetch(world.conn, models.Resolution, str(row_id), world.tz)
+        if res is not None and not str(res["details"]).startswith(f"[{res['ticket_id']}] "):
+            return problem("details", f"details do not begin with its ticket id in square brackets "
+                                      f"([{res['ticket_id']}] ...), as kb-writing-resolutions asks and every generated "
+                                      "resolution's do")
     if table == "Product" and ("price" in given or "specs" in given):
         lines = [db.fetch(world.conn, models.OrderLine, line_id, world.tz) for line_id, in world.conn.execute(
             f"SELECT id FROM {db.table(models.OrderLine)} WHERE product_id = ? ORDER BY id", (str(row_id),))]
