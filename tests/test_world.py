@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "b540d2c290f452ebb81daa0c3ddc21e88b1b5ea6852ad6b575475c8d70cb925d"
+DEFAULT_WORLD_HASH = "fdae1e414c76b31d8b013ed47cbe4eeb4b3763e8589cf27b63dff80468884cde"
 
 
 @pytest.mark.slow

@@ -360,6 +360,18 @@ def test_slack_office_hours_flags_a_post_at_three_in_the_morning(world: World) -
         f"is posted at {world.now.astimezone(world.tz):%H:%M}, the world's now"]
 
 
+def test_ticket_assignees_flags_a_ticket_worked_by_the_product_manager(world: World) -> None:
+    ticket, res = pick(world, "ticket_assignees", "SELECT ticket_id, id FROM resolution ORDER BY id")
+    manager, = one(world, "SELECT id FROM employee WHERE title = 'Product Manager'")
+    found = injected(world, "ticket_assignees", ticket,
+                     ("UPDATE supportticket SET assignee_id = ? WHERE id = ?", (manager, ticket)),
+                     ("UPDATE resolution SET resolved_by_id = ? WHERE id = ?", (manager, res)))
+    name, = one(world, "SELECT name FROM employee WHERE id = ?", manager)
+    assert [f.message for f in found] == [f"is assigned to {name}, a Product Manager"]
+    assert [f.message for f in lint(world) if f.check == "ticket_assignees" and f.entity_id == res] == [
+        f"is resolved by {name}, a Product Manager"]
+
+
 def test_slack_weekdays_flags_week_plans_on_a_sunday(world: World) -> None:
     msg, ts = pick(world, "slack_weekdays", "SELECT id, ts FROM slackmessage ORDER BY id")
     local = db.decode_datetime(ts, world.tz).astimezone(world.tz)

@@ -1068,6 +1068,11 @@ ALARM_WORDS = re.compile(r"\b(urgent|asap|safety|burn\w*|smok\w*|melt\w*|recall\
 """Words of a Slack post that raises an alarm: only such a post draws fire or rotating-light reactions."""
 
 
+OFF_THE_QUEUE = frozenset({"Product Manager"})
+"""Titles that do not work their department's ticket queue: the product manager leaves recommendation tickets
+to the product specialists (a product manager closing tickets reads as odd)."""
+
+
 WORK_WEEK_WORDS = re.compile(r"\b(?:before the weekend|this week|by (?:Monday|Tuesday|Wednesday|Thursday|Friday)|"
                              r"(?:Monday|Tuesday|Wednesday|Thursday|Friday)s?|tomorrow morning)\b")
 """Words of a Slack post that plan the working week: not posted on a weekend or holiday (who writes "before the

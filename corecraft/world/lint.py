@@ -23,6 +23,7 @@ from corecraft.world.compat import order_problems
 from corecraft.world.fidelity import (
     CENT,
     DELIVERY_CLAIM,
+    OFF_THE_QUEUE,
     RAW_ID,
     RETURN_FOLLOW_UP,
     TICKET_ID,
@@ -1032,6 +1033,17 @@ def slack_office_hours(r: Records) -> list[Finding]:
         for msg in r.messages.values() if msg["ts"] >= r.now]
 
 
+def ticket_assignees(r: Records) -> list[Finding]:
+    """Tickets are worked by those who work their department's queue: none is assigned to, or resolved by, a
+    title :data:`OFF_THE_QUEUE` (the product manager)."""
+    found = [Finding("ticket_assignees", t["id"], f"is assigned to {who['name']}, a {who['title']}")
+             for t in r.tickets.values() if t["assignee_id"] and (who := r.employees[t["assignee_id"]])["title"]
+             in OFF_THE_QUEUE]
+    return found + [Finding("ticket_assignees", res["id"], f"is resolved by {who['name']}, a {who['title']}")
+                    for res in r.resolutions.values() if (who := r.employees[res["resolved_by_id"]])["title"]
+                    in OFF_THE_QUEUE]
+
+
 def ticket_owned_products(r: Records) -> list[Finding]:
     """A ticket about a part the customer has used (``owned_product``: a review of it) names one they had received
     from us by then, not a product they never ordered."""
@@ -1532,7 +1544,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_weekdays, slack_reactions,
     slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
-    ticket_raw_ids, ticket_channels, ticket_owned_products, ticket_budgets, product_model_years, ticket_priorities,
+    ticket_raw_ids, ticket_channels, ticket_assignees, ticket_owned_products, ticket_budgets, product_model_years,
+    ticket_priorities,
     safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -14,6 +14,7 @@ from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
+    OFF_THE_QUEUE,
     RETURN_FOLLOW_UP,
     count_problems,
     days_past_window,
@@ -151,7 +152,11 @@ class SupportMixin(GeneratorBase):
         if self.rng.random() < 0.1:  # mis-triaged on intake; triage sets it by the rules (once not new)
             priority = self.rng.choice(["low", "normal", "high"])
         team = staff[TYPE_DEPARTMENT[kind]]
-        assignee = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)["id"]
+        picked = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)
+        queue = [e for e in team if e["title"] not in OFF_THE_QUEUE]
+        if picked is not None and picked["title"] in OFF_THE_QUEUE and queue:  # drawn as it was, handed on to
+            picked = self.local_rng("queue", str(n)).choice(queue)  # one who works the queue
+        assignee = picked["id"] if picked else None
         updated = self.between(created, min(created + timedelta(days=6), self.now)) if status != "new" else created
         stale = timedelta(days=self.policy.stale_ticket_days)
         went_stale = status in ("open", "pending_customer") and updated + stale < self.now
