@@ -575,6 +575,18 @@ def test_validate_compatible_and_incompatible_parts(ctx: ToolContext) -> None:
     assert socket["parts"] == [cpu_id, board_id]
 
 
+def test_validate_checks_every_card_against_the_case(ctx: ToolContext) -> None:
+    # Round 21: a case and three cards too long for it reported only the first card's clearance problem.
+    case, limit = ctx.conn.execute("SELECT id, json_extract(specs, '$.max_gpu_length_mm') FROM product "
+                                   "WHERE category = 'case' ORDER BY 2, id").fetchone()
+    long_cards = [r[0] for r in ctx.conn.execute(
+        "SELECT id FROM product WHERE category = 'gpu' AND json_extract(specs, '$.length_mm') > ? ORDER BY id LIMIT 3",
+        (limit,))]
+    assert len(long_cards) >= 2
+    result = ok(ctx, "validate_build_compatibility", {"product_ids": [case, *long_cards]})
+    assert [p["parts"] for p in result["problems"] if p["rule"] == "gpu_clearance"] == [[c, case] for c in long_cards]
+
+
 def test_validate_psu_sizing_and_saved_build(ctx: ToolContext) -> None:
     build_id = scalar(ctx, "SELECT id FROM build ORDER BY id")
     result = ok(ctx, "validate_build_compatibility", {"build_id": build_id})

@@ -58,9 +58,10 @@ def build_problems(parts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if case and board and board["specs"]["form_factor"] not in case["specs"]["form_factors"]:
         problem("form_factor", [board, case],
                 f"{board['specs']['form_factor']} board does not fit a case for {'/'.join(case['specs']['form_factors'])}")
-    if case and gpu and gpu["specs"]["length_mm"] > case["specs"]["max_gpu_length_mm"]:
-        problem("gpu_clearance", [gpu, case],
-                f"GPU is {gpu['specs']['length_mm']} mm, case fits {case['specs']['max_gpu_length_mm']} mm")
+    for card in (p for p in parts if p["category"] == "gpu"):  # every card given, not only the first
+        if case and card["specs"]["length_mm"] > case["specs"]["max_gpu_length_mm"]:
+            problem("gpu_clearance", [card, case],
+                    f"GPU is {card['specs']['length_mm']} mm, case fits {case['specs']['max_gpu_length_mm']} mm")
     if case and cooler:
         spec = cooler["specs"]
         if spec["type"] == "air" and spec["height_mm"] > case["specs"]["max_cooler_height_mm"]:
