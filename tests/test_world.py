@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "fdae1e414c76b31d8b013ed47cbe4eeb4b3763e8589cf27b63dff80468884cde"
+DEFAULT_WORLD_HASH = "4834af3d09d742df2d70cda1188c8d5ab4176253ccb7d30d0885f43172cba057"
 
 
 @pytest.mark.slow
