@@ -167,7 +167,8 @@ TICKET = ("{insert: SupportTicket, row: {id: tick-250301-901, customer_id: cust-
           "priority: low, status: resolved, subject: Where is my order, body: It has not arrived., "
           "assignee_id: emp-011, created_at: '2025-03-01T10:00:00', updated_at: '2025-03-02T11:00:00'}}")
 RESOLUTION = ("{insert: Resolution, row: {id: res-250302-901, ticket_id: tick-250301-901, outcome: recommendation_provided, "
-              "resolved_by_id: emp-011, details: Shared the tracking link., created_at: '2025-03-02T11:00:00'}}")
+              "resolved_by_id: emp-011, details: '[tick-250301-901] Shared the tracking link.', "
+              "created_at: '2025-03-02T11:00:00'}}")
 
 ORDER = ("{{insert: Order, row: {{id: ord-250301-901, customer_id: cust-0001, status: {status}, subtotal: 42.0, "
          "discount: 0.0, shipping_cost: 0.0, total: 42.0, shipping_method: ups_ground, shipping_address: {{city: Richmond, "
@@ -180,6 +181,10 @@ EMPLOYEE = ("{{insert: Employee, row: {{id: emp-092, name: Dana Whitfield, email
 
 SETUP_RECORDS = {
     "label_first": (_scans(LABEL, PICKUP), None),
+    "hop_a_truck_can_make": (_scans(LABEL, PICKUP, HOP), None),
+    "hop_faster_than_a_truck": (_scans(LABEL, PICKUP, '{ts: "2025-02-13T21:10:00-05:00", status: in_transit, '
+                                                      'location: "Richmond, VA"}'),
+                                "goes Edison, NJ -> Richmond, VA, "),
     "no_label": (_scans(PICKUP), "has scans starting with 'picked_up', not 'label_created'"),
     "saturday_pickup": (_scans(LABEL, '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
                                shipped_at="2025-02-15T09:00:00-05:00"),

@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "4834af3d09d742df2d70cda1188c8d5ab4176253ccb7d30d0885f43172cba057"
+DEFAULT_WORLD_HASH = "ea15b539c7341428ba57098f9fa280f3d8424caccf72930cf0e9725f853f01f2"
 
 
 @pytest.mark.slow

@@ -159,6 +159,20 @@ def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_da
         "delivered on Labor Day (2025-09-01)"]
 
 
+def test_shipment_speeds_flags_a_parcel_faster_than_its_service(world: World) -> None:
+    ship, events = pick(world, "shipment_speeds", "SELECT id, events FROM shipment WHERE carrier LIKE '%ground' "
+                        "AND json_array_length(events) > 2 ORDER BY id")
+    pickup = next(e for e in json.loads(events) if e["status"] == "picked_up")
+    moment = datetime.fromisoformat(pickup["ts"]) + timedelta(hours=3)
+    far = "Honolulu, HI" if not pickup["location"].endswith("HI") else "Edison, NJ"
+    scan = {"ts": moment.isoformat(), "status": "in_transit", "location": far}
+    found = injected(world, "shipment_speeds", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps([pickup, scan]), ship)))
+    assert len(found) == 1 and found[0].message.startswith(f"goes {pickup['location']} -> {far}, ")
+    assert found[0].message.endswith("in 3.0 h: faster than 80 km/h (" + one(world, "SELECT carrier FROM shipment "
+                                     "WHERE id = ?", ship)[0].replace("_", " ") + ")")
+
+
 def test_shipment_business_days_flags_an_overnight_parcel_a_week_late(world: World) -> None:
     ship, = pick(world, "shipment_business_days", "SELECT id FROM shipment ORDER BY id")
     # FedEx Overnight shipped Tuesday 2025-09-02 is due Wednesday 09-03: two business days late is the most

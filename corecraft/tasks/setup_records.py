@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from corecraft.tasks.loader import Problem
@@ -200,6 +201,11 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         delivered = [e for e in events if e.get("status") in ("out_for_delivery", "delivered")]
         out += [("events", f"has a {e['status']!r} scan at {e['location']}, but its order ships to {destination}")
                 for e in delivered if e["location"] != destination]
+    out += [("events", f"{problem} (a scan the parcel could not have reached)")
+            for before, after in pairwise(events)
+            if (problem := seeds.fidelity.leg_speed_problem(
+                before["location"], _moment(before["ts"], world), after["location"], _moment(after["ts"], world),
+                str(row["carrier"]))) is not None]
     holidays = seeds.policy.carrier_holidays
     for event in events:
         moment = _moment(event["ts"], world)

@@ -830,6 +830,21 @@ class Fidelity(_Data):
         listed = self.city(city, state)
         return listed.at if listed is not None else self.states.get(state)
 
+    def leg_speed_problem(self, start: str, left: datetime, end: str, reached: datetime, carrier: str) -> str | None:
+        """Why a parcel scanned at ``start`` at ``left`` cannot have been scanned at ``end`` at ``reached``: it
+        would have covered the distance faster than its service travels (:data:`TRUCK_KMH` by road for the ground
+        services, :data:`AIR_KMH` door to door by air for the others); None when it could (or for places without
+        coordinates, or a leg under :data:`ROUTE_SLACK_KM`)."""
+        a, b = self.coordinates(start), self.coordinates(end)
+        if a is None or b is None or (km := distance_km(a, b)) <= ROUTE_SLACK_KM:
+            return None
+        speed = TRUCK_KMH if "ground" in carrier else AIR_KMH
+        hours = (reached - left).total_seconds() / 3600
+        if hours * speed >= km:
+            return None
+        return (f"goes {start} -> {end}, {km:.0f} km in {max(hours, 0):.1f} h: faster than {speed} km/h "
+                f"({carrier.replace('_', ' ')})")
+
     def route_problems(self, stops: Sequence[str], destination: str) -> list[tuple[str, str]]:
         """Where a parcel's route zig-zags on the way to ``destination`` (``City, ST``), judged on the places'
         coordinates: ``stops`` are where it was scanned, in order, the warehouse first (places without
@@ -885,6 +900,10 @@ ROUTE_TURN = 1.1
 ``ROUTE_SLACK_KM``: Reno -> Louisville -> South Bend, 17% longer, turns back)."""
 ROUTE_SLACK_KM = 60.0
 """What the route rules give or take, in km (a hub across town from the destination)."""
+TRUCK_KMH = 80
+"""The fastest a ground parcel travels between two scans, on average by road (a team of drivers, few stops)."""
+AIR_KMH = 300
+"""The fastest an express or overnight parcel travels between two scans, door to door (flight, sorting, trucks)."""
 
 
 def distance_km(a: tuple[float, float], b: tuple[float, float]) -> float:

@@ -368,6 +368,17 @@ def shipment_hub_repeats(r: Records) -> list[Finding]:
     return found
 
 
+def shipment_speeds(r: Records) -> list[Finding]:
+    """A parcel travels no faster than its service between two scans (``Fidelity.leg_speed_problem``: by road
+    for ground, by air for express and overnight)."""
+    found = []
+    for ship in r.shipments.values():
+        scans = [(datetime.fromisoformat(e["ts"]), e["location"]) for e in ship["events"]]
+        found += [Finding("shipment_speeds", ship["id"], problem) for (left, start), (reached, end) in pairwise(scans)
+                  if (problem := r.rules.leg_speed_problem(start, left, end, reached, ship["carrier"])) is not None]
+    return found
+
+
 def shipment_business_days(r: Records) -> list[Finding]:
     """An ETA is the carrier's SLA in business days after shipping (weekends and carrier holidays
     skipped, as the handbook counts), a late parcel arrives at most :func:`max_delay` business days after
@@ -1530,7 +1541,7 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 
 
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
-    causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days,
+    causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days, shipment_speeds,
     shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs, build_dates,
     text_durations, delivery_claims, outcome_fit, ledger_claims,

@@ -453,13 +453,15 @@ class CommerceMixin(GeneratorBase):
         stops = min(len(route), len(hops))
         route = route[len(route) - stops:]
         events += [(hops[(k + 1) * len(hops) // stops - 1], "in_transit", hub) for k, hub in enumerate(route)]
+        out_for_delivery = delivered.replace(hour=8, minute=5) if delivered else None
+        events = self.reachable(events, dest, out_for_delivery, carrier)
         if late:  # the carrier flags the delay late on the due day, where the parcel then is
             due = self.local_rng("delay", order["id"])
             flagged = min(eta.replace(hour=due.randint(15, 18), minute=due.randint(0, 59)), end)
             held = max((e for e in events if e[0] <= flagged), key=lambda e: e[0])[2]
-            events.append((flagged, "delayed", held))
-        if delivered:
-            events.append((delivered.replace(hour=8, minute=5), "out_for_delivery", dest))
+            events = self.reachable([*events, (flagged, "delayed", held)], dest, out_for_delivery, carrier)
+        if delivered and out_for_delivery:
+            events.append((out_for_delivery, "out_for_delivery", dest))
             events.append((delivered, "delivered", dest))
         events = sorted((e for e in events if e[0] <= self.now), key=lambda e: e[0])
         status = "delivered" if delivered else ("exception" if late and self.now > eta else events[-1][1])
@@ -477,6 +479,22 @@ class CommerceMixin(GeneratorBase):
             "eta": None if no_eta else eta, "delivered_at": delivered,
             "events": [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events],
         }
+
+    def reachable(self, events: list[tuple[datetime, str, str]], dest: str, arrives: datetime | None,
+                  carrier: str) -> list[tuple[datetime, str, str]]:
+        """``events`` (moment, status, place) less the in-transit scans the parcel could not have made at its
+        service's speed (:meth:`~corecraft.world.fidelity.Fidelity.leg_speed_problem`): one too soon after the
+        scan before it, or too late to reach ``dest`` by ``arrives`` (its morning out for delivery). The scan
+        moments were drawn apart from the route's distances; dropping a scan moves nothing else."""
+        legal = self.seeds.fidelity.leg_speed_problem
+        kept: list[tuple[datetime, str, str]] = []
+        for event in sorted(events):
+            if not (event[1] == "in_transit" and kept and legal(kept[-1][2], kept[-1][0], event[2], event[0], carrier)):
+                kept.append(event)
+        while arrives is not None and kept[-1][1] == "in_transit" and legal(kept[-1][2], kept[-1][0], dest, arrives,
+                                                                             carrier):
+            kept.pop()
+        return kept
 
     @staticmethod
     def on_carrier_days(hops: list[datetime], holidays: Collection[date]) -> list[datetime]:
