@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "ea15b539c7341428ba57098f9fa280f3d8424caccf72930cf0e9725f853f01f2"
+DEFAULT_WORLD_HASH = "320f29753c48ead421eff241747979a5a10dbce51e11468db1ee092fc162c27b"
 
 
 @pytest.mark.slow
