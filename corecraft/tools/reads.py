@@ -118,8 +118,8 @@ def get_product(ctx: ToolContext, args: GetProductArgs) -> dict[str, Any]:
     Returns the full record: SKU, name, brand, category, current price, description, specs
     (socket, TDP, wattage, form factor, memory type, length …), warranty_months, inventory per
     warehouse and stock_status. A product whose price has changed has specs.price_history, oldest
-    first: each {{until, price}} is the price that held until that moment; the current price holds
-    since the last one.
+    first: each entry is a price and the moment it held until; the current price holds since the
+    last one.
     """
     return require(ctx, m.Product, args.product_id, "product_id")
 
