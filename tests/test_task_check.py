@@ -181,6 +181,11 @@ EMPLOYEE = ("{{insert: Employee, row: {{id: emp-092, name: Dana Whitfield, email
 
 SETUP_RECORDS = {
     "label_first": (_scans(LABEL, PICKUP), None),
+    "order_updated_after_its_pickup": ("{update: Order, id: ord-250213-001, set: {updated_at: '2025-02-14T09:00:00'}}",
+                                      None),
+    "order_last_updated_before_its_pickup": (
+        "{update: Order, id: ord-250213-001, set: {updated_at: '2025-02-13T12:00:00'}}",
+        "Order ord-250213-001 was last updated at 2025-02-13 12:00, before its parcel was picked up (2025-02-13 19:48)"),
     "hop_a_truck_can_make": (_scans(LABEL, PICKUP, HOP), None),
     "hop_faster_than_a_truck": (_scans(LABEL, PICKUP, '{ts: "2025-02-13T21:10:00-05:00", status: in_transit, '
                                                       'location: "Richmond, VA"}'),
@@ -369,7 +374,9 @@ def test_a_setup_parcel_shipping_a_part_after_it_ran_out_is_flagged(tmp_path: Pa
 
 def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> None:
     def parcel(eta: str) -> str:
-        return (f"{ORDER.format(status='fulfilled')}\n  - {{insert: Shipment, row: {{id: ship-250301-901, "
+        shipped = ORDER.format(status='fulfilled').replace("updated_at: '2025-03-01T10:17:00'",
+                                                           "updated_at: '2025-03-03T13:00:00'")
+        return (f"{shipped}\n  - {{insert: Shipment, row: {{id: ship-250301-901, "
                 "order_id: ord-250301-901, carrier: ups_ground, tracking_number: 1Z4839200357186401, status: in_transit, "
                 f"shipped_at: '2025-03-03T13:00:00-05:00', eta: {eta}, delivered_at: null, events: [{{ts: "
                 "'2025-03-03T09:00:00-05:00', status: label_created, location: 'Edison, NJ'}, {ts: "

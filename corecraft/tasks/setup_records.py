@@ -104,8 +104,17 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
     if table == "OrderLine":
         row = db.fetch(world.conn, models.OrderLine, str(row_id), world.tz)
         return [] if row is None or (wrong := _line_price_problem(row, world)) is None else problem("unit_price", wrong)
-    if table == "Order" and ("shipping_address" in given or "customer_id" in given or "status" in given):
+    if table == "Order" and ("shipping_address" in given or "customer_id" in given or "status" in given
+                             or "updated_at" in given):
         order = db.fetch(world.conn, models.Order, str(row_id), world.tz)
+        updated, picked = world.conn.execute(
+            f"SELECT o.updated_at, max(s.shipped_at) FROM {db.table(models.Order)} o JOIN {db.table(models.Shipment)} s "
+            "ON s.order_id = o.id WHERE o.id = ?", (str(row_id),)).fetchone() or (None, None)
+        if updated is not None and picked is not None and updated < picked:
+            last, pickup = (db.decode_datetime(v, world.tz).astimezone(world.tz) for v in (updated, picked))
+            return problem("updated_at", f"was last updated at {last:%Y-%m-%d %H:%M}, before its parcel was picked up "
+                                         f"({pickup:%Y-%m-%d %H:%M}): an order is updated when it becomes fulfilled, "
+                                         "and after")
         if order is not None and order["status"] in _SHIPPED and world.conn.execute(
                 f"SELECT 1 FROM {db.table(models.Shipment)} WHERE order_id = ?", (str(row_id),)).fetchone() is None:
             return problem("status", f"is {order['status']} with no Shipment: a generated order is fulfilled once "
