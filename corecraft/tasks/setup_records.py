@@ -107,16 +107,14 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
     if table == "Order" and ("shipping_address" in given or "customer_id" in given or "status" in given
                              or "updated_at" in given):
         order = db.fetch(world.conn, models.Order, str(row_id), world.tz)
-        updated, picked = world.conn.execute(
-            f"SELECT o.updated_at, max(s.shipped_at) FROM {db.table(models.Order)} o JOIN {db.table(models.Shipment)} s "
-            "ON s.order_id = o.id WHERE o.id = ?", (str(row_id),)).fetchone() or (None, None)
-        if updated is not None and picked is not None and updated < picked:
-            last, pickup = (db.decode_datetime(v, world.tz).astimezone(world.tz) for v in (updated, picked))
+        picked, = world.conn.execute(f"SELECT max(shipped_at) FROM {db.table(models.Shipment)} WHERE order_id = ?",
+                                     (str(row_id),)).fetchone()
+        pickup = db.decode_datetime(picked, world.tz).astimezone(world.tz) if picked is not None else None
+        if order is not None and pickup is not None and (last := _moment(order["updated_at"], world)) < pickup:
             return problem("updated_at", f"was last updated at {last:%Y-%m-%d %H:%M}, before its parcel was picked up "
                                          f"({pickup:%Y-%m-%d %H:%M}): an order is updated when it becomes fulfilled, "
                                          "and after")
-        if order is not None and order["status"] in _SHIPPED and world.conn.execute(
-                f"SELECT 1 FROM {db.table(models.Shipment)} WHERE order_id = ?", (str(row_id),)).fetchone() is None:
+        if order is not None and order["status"] in _SHIPPED and picked is None:
             return problem("status", f"is {order['status']} with no Shipment: a generated order is fulfilled once "
                                      "the carrier has collected it, and a return needs it delivered")
         customer = db.fetch(world.conn, models.Customer, str(order["customer_id"]), world.tz) if order else None

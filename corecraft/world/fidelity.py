@@ -1097,6 +1097,7 @@ WORK_WEEK_WORDS = re.compile(r"\b(?:before the weekend|this week|by (?:Monday|Tu
 """Words of a Slack post that plan the working week: not posted on a weekend or holiday (who writes "before the
 weekend" on a Sunday?)."""
 
+
 def fitting_reaction(emoji: str, text: str, casual: bool) -> str:
     """The reaction a Slack post of ``text`` draws where ``emoji`` was drawn: laughter only in the casual
     channels (``casual``: #general, #random), fire and the rotating light only on a post that raises an

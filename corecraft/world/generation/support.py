@@ -153,9 +153,9 @@ class SupportMixin(GeneratorBase):
             priority = self.rng.choice(["low", "normal", "high"])
         team = staff[TYPE_DEPARTMENT[kind]]
         picked = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)
-        queue = [e for e in team if e["title"] not in OFF_THE_QUEUE]
-        if picked is not None and picked["title"] in OFF_THE_QUEUE and queue:  # drawn as it was, handed on to
-            picked = self.local_rng("queue", str(n)).choice(queue)  # one who works the queue
+        if picked is not None and picked["title"] in OFF_THE_QUEUE:  # drawn as it was, handed on to one who works
+            queue = [e for e in team if e["title"] not in OFF_THE_QUEUE]  # the queue
+            picked = self.local_rng("queue", str(n)).choice(queue) if queue else picked
         assignee = picked["id"] if picked else None
         updated = self.between(created, min(created + timedelta(days=6), self.now)) if status != "new" else created
         stale = timedelta(days=self.policy.stale_ticket_days)
