@@ -293,6 +293,15 @@ SETUP_RECORDS = {
                                            "[{price: 129.0, until: '2025-06-01T00:00:00-04:00'}]}}}",
                                            "Product PSU-COR-RM850X prices order line ord-250314-001-L1 off its day: "
                                            "it charges $139.00 for PSU-COR-RM850X, listed at $129.00 on 2025-03-14"),
+    "ticket_opened_by_its_assignee": ("{insert: SupportTicket, row: {id: tick-250913-951, customer_id: cust-0003, "
+                                      "type: return, channel: web, priority: normal, status: open, assignee_id: emp-010, "
+                                      "subject: Return, body: Returning the fan., created_at: '2025-09-13T10:00:00', "
+                                      "updated_at: '2025-09-13T11:00:00'}}", None),
+    "ticket_open_with_nobody_assigned": ("{insert: SupportTicket, row: {id: tick-250913-951, customer_id: cust-0003, "
+                                         "type: return, channel: web, priority: normal, status: open, subject: Return, "
+                                         "body: Returning the fan., created_at: '2025-09-13T10:00:00', "
+                                         "updated_at: '2025-09-13T11:00:00'}}",
+                                         "SupportTicket tick-250913-951 is inserted open with nobody assigned"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
     "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "
@@ -396,7 +405,8 @@ def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> No
 def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tmp_path: Path) -> None:
     def ticket(n: int, minute: str) -> str:
         return (f"{{insert: SupportTicket, row: {{id: tick-250301-90{n}, customer_id: cust-0003, type: shipping, "
-                f"channel: email, priority: low, status: open, subject: Where is my order, body: It has not arrived., "
+                f"channel: email, priority: low, status: open, assignee_id: emp-010, subject: Where is my order, "
+                f"body: It has not arrived., "
                 f"created_at: '2025-03-01T{minute}:00', updated_at: '2025-03-01T{minute}:00'}}}}")
 
     path = tmp_path / "same_minute.yaml"

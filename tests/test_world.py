@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "bc233b39a3b9e6ff8d893fa1c5f16f8d014badb02d1a680392205ec2b49405f1"
+DEFAULT_WORLD_HASH = "73f5b467848b04de5e553653951494a1ca9c1f3176e7dbb7b3e4eff1e545f5a1"
 
 
 @pytest.mark.slow

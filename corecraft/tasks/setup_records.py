@@ -13,7 +13,8 @@ its drawn digits spelling nothing of its order's number (:func:`spells_order`); 
 in-transit scans (:data:`HUB_SCAN_AFTER`); its ETA is on a business day, and an inserted parcel once picked up has
 one (an update may blank a seeded parcel's, as the carrier's data sometimes does). Its order takes no part after
 that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on backorder, seeded
-or set up). A SupportTicket inserted ``resolved`` or ``closed`` has its Resolution, as every generated one does. A
+or set up). A SupportTicket inserted ``resolved`` or ``closed`` has its Resolution, as every generated one does,
+and one inserted past ``new`` has its assignee. A
 setup Customer's phone is no placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area
 code (a listed city's, as ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's,
 seeded or set up. A setup OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's
@@ -90,6 +91,11 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         return [] if row is None else [p for field, message in _shipment_problems(row, world, seeds,
                                                                                   isinstance(step, SetupInsert))
                                        for p in problem(field, message)]
+    if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("status", "new") != "new" \
+            and not given.get("assignee_id"):
+        return problem("status", f"is inserted {given['status']} with nobody assigned: an agent opens a ticket by "
+                                 "taking it (kb-ticket-status-lifecycle), and every generated ticket past new has an "
+                                 "assignee")
     if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("status") in _SETTLED:
         resolved = world.conn.execute(f"SELECT 1 FROM {db.table(models.Resolution)} WHERE ticket_id = ?",
                                       (str(row_id),)).fetchone()
