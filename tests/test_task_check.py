@@ -152,6 +152,11 @@ PICKUP = '{ts: "2025-02-13T19:48:00-05:00", status: picked_up, location: "Edison
 HOP = '{ts: "2025-02-14T04:10:00-05:00", status: in_transit, location: "Richmond, VA"}'
 
 
+def _out_for_delivery(day: str) -> str:
+    """The tiny world's parcel going out for delivery in Richmond at 08:05 on ``day``, as the generator sends them."""
+    return f'{{ts: "{day}T08:05:00-05:00", status: out_for_delivery, location: "Richmond, VA"}}'
+
+
 def _setup_step(step: str) -> str:
     """The good task with one more setup step (YAML flow mapping) after its own."""
     text = GOOD.read_text(encoding="utf-8")
@@ -194,12 +199,16 @@ SETUP_RECORDS = {
     "saturday_pickup": (_scans(LABEL, '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
                                shipped_at="2025-02-15T09:00:00-05:00"),
                         "is picked up on Saturday (2025-02-15)"),
-    "friday_delivery": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
-                                                   'location: "Richmond, VA"}'), None),
-    "a_week_on_the_road_unscanned": (_scans(LABEL, PICKUP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
-                                                          'location: "Richmond, VA"}'),
+    "friday_delivery": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-21"),
+                               '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'), None),
+    "delivered_without_going_out": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
+                                                               'location: "Richmond, VA"}'),
+                                    "is delivered with no 'out_for_delivery' scan before it"),
+    "a_week_on_the_road_unscanned": (_scans(LABEL, PICKUP, _out_for_delivery("2025-02-21"),
+                                            '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
+                                            'location: "Richmond, VA"}'),
                                      "with no in-transit scan"),
-    "sunday_delivery": (_scans(LABEL, PICKUP, HOP,
+    "sunday_delivery": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-23"),
                                '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                         "is delivered on Sunday (2025-02-23): the world's carriers deliver on business days only"),
     "sunday_label": (_scans('{ts: "2025-02-16T09:00:00-05:00", status: label_created, location: "Edison, NJ"}',
@@ -210,9 +219,11 @@ SETUP_RECORDS = {
                               '{ts: "2025-05-26T09:00:00-04:00", status: picked_up, location: "Edison, NJ"}',
                               shipped_at="2025-05-26T09:00:00-04:00"),
                        "is picked up on Memorial Day (2025-05-26)"),
-    "delivered_elsewhere": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: Richmond}'),
+    "delivered_elsewhere": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-21"),
+                                   '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: Richmond}'),
                             "has a 'delivered' scan at Richmond, but its order ships to Richmond, VA"),
-    "future_scan": (_scans(LABEL, PICKUP, HOP, '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
+    "future_scan": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-14"),
+                           '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                     "has a 'delivered' scan at 2030-01-07T14:00:00-05:00, after the world's now"),
     "ship_date_not_pickup": (_scans(LABEL, '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}'),
                              "has shipped_at 2025-02-13T19:48:00-05:00, not its pickup scan at 2025-02-14T09:00:00-05:00"),

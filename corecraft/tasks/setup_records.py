@@ -4,7 +4,7 @@ A setup Shipment row (inserted, or a seeded one updated) must read like a carrie
 ``label_created``, no earlier than its order was placed, each scan is written in the world's UTC offset of its day,
 no scan is after the world's now, it leaves from the warehouse ``kb-warehouse-network`` assigns
 (:func:`~corecraft.world.fidelity.origin_problem`, as lint's), its scans head for the order's city without
-zig-zagging (``route_problems``, as lint's shipment_routes) and it is out for delivery and delivered there, it is
+zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there, then is delivered, it is
 labelled and picked up on carrier business days (:func:`~corecraft.world.rules.is_business_day` with
 ``carrier_holidays`` from ``seeds/policy.yaml``), picked up at the instant of its ``shipped_at`` (the ship date is
 the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
@@ -243,6 +243,10 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         out.append(("events", f"goes from its pickup at {pickup['ts']} to its {arrived['status']!r} scan at "
                               f"{arrived['ts']} with no in-transit scan: every world parcel that long on the road is "
                               "scanned at the hubs on its way or its local facility"))
+    statuses = [e.get("status") for e in events]
+    if "delivered" in statuses and "out_for_delivery" not in statuses[:statuses.index("delivered")]:
+        out.append(("events", "is delivered with no 'out_for_delivery' scan before it: every world parcel goes out "
+                              "for delivery the morning it is delivered"))
     if inserted and row["eta"] is None and pickup is not None:
         out.append(("eta", "has no ETA, though the carrier collected it: a parcel gets its ETA at pickup (the "
                            "service's SLA business days later, 20:00 world time, as the world's)"))
