@@ -53,3 +53,18 @@ def test_test_split_carries_the_canary_and_is_not_loaded_by_default() -> None:
     for path in LIBRARY.files("test"):
         assert CANARY in path.read_text(encoding="utf-8")
     assert all(p.parent.name != "test" for p in LIBRARY.files())
+
+
+def _rundown(path: Path) -> bool:
+    return any(c.id == "rundown_total" for c in LIBRARY.load(path).task.rubric)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if _rundown(p)], ids=[i for p, i in zip(FILES, IDS, strict=True)
+                                                                          if _rundown(p)])
+def test_a_queue_rundowns_total_is_the_sum_of_the_refunds_its_reference_issues(path: Path) -> None:
+    """The replay proves each refund and the reply's total separately; only this ties them (a queue once asked
+    for a total $70 above its refunds)."""
+    task = LIBRARY.load(path).task
+    issued = sum(call.args["amount"] for call in task.reference_solution.calls if call.tool == "create_refund")
+    total, = (c for c in task.rubric if c.id == "rundown_total")
+    assert [round(n.value, 2) for n in total.labelled] == [round(issued, 2)]

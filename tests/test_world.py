@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "73f5b467848b04de5e553653951494a1ca9c1f3176e7dbb7b3e4eff1e545f5a1"
+DEFAULT_WORLD_HASH = "216990d853bb097726a091dabecf7d7fbe52aee614798f1409a6753b2339c89b"
 
 
 @pytest.mark.slow

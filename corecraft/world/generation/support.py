@@ -410,8 +410,10 @@ class SupportMixin(GeneratorBase):
                                                         promise.resends(details))
                         if approved else None,
                     })
-            if escalation is not None:  # settled when the ticket was (a return's once the item was inspected)
-                escalation["resolved_at"] = t["updated_at"] if t["status"] in ("resolved", "closed") else None
+            if escalation is not None:  # settled before the ticket was (a return's once the item was inspected)
+                settled = t["updated_at"] - timedelta(minutes=self.local_rng("escalation-settled", t["id"]).randint(20, 150))
+                escalation["resolved_at"] = max(settled, escalation["created_at"]) \
+                    if t["status"] in ("resolved", "closed") else None
             if escalation is not None and self.fit_escalation(escalation, t, order, ships.get(t["order_id"] or ""),
                                                               employees[escalation["created_by_id"]], tiers[t["customer_id"]]):
                 escalations.append(escalation)
