@@ -308,6 +308,12 @@ SETUP_RECORDS = {
                                       "type: return, channel: web, priority: normal, status: open, assignee_id: emp-010, "
                                       "subject: Return, body: Returning the fan., created_at: '2025-09-13T10:00:00', "
                                       "updated_at: '2025-09-13T11:00:00'}}", None),
+    "ticket_updated_before_it_was_written": ("{insert: SupportTicket, row: {id: tick-250913-951, customer_id: "
+                                             "cust-0003, type: return, channel: web, priority: normal, status: new, "
+                                             "subject: Return, body: Returning the fan., created_at: "
+                                             "'2025-09-13T10:00:00', updated_at: '2025-08-28T10:00:00'}}",
+                                             "SupportTicket tick-250913-951 was last updated at 2025-08-28T10:00:00, "
+                                             "before it was created"),
     "ticket_open_with_nobody_assigned": ("{insert: SupportTicket, row: {id: tick-250913-951, customer_id: cust-0003, "
                                          "type: return, channel: web, priority: normal, status: open, subject: Return, "
                                          "body: Returning the fan., created_at: '2025-09-13T10:00:00', "

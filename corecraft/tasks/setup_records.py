@@ -27,8 +27,9 @@ its order's number. A setup Employee has a manager. A setup Order that is fulfil
 its Shipment, and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
 order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and
-the task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). Each row is
-judged as it stands in the world after the setup, so an update is judged with the seeded fields it keeps.
+the task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). No inserted row
+is updated before it was created. Each row is judged as it stands in the world after the setup, so an update is
+judged with the seeded fields it keeps.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         where = ("setup", index, key, field) if field in given else ("setup", index)
         return report(where, f"setup step {index + 1}: {table} {row_id} {message}")
 
+    if isinstance(step, SetupInsert) and given.get("created_at") and given.get("updated_at") and \
+            _moment(given["updated_at"], world) < _moment(given["created_at"], world):
+        return problem("updated_at", f"was last updated at {given['updated_at']}, before it was created "
+                                     f"({given['created_at']})")
     if table == "Shipment":
         row = db.fetch(world.conn, models.Shipment, str(row_id), world.tz)
         return [] if row is None else [p for field, message in _shipment_problems(row, world, seeds,
