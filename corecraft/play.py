@@ -32,7 +32,8 @@ class PlaySession:
     env: CoreCraftEnv
 
     @classmethod
-    def start(cls, path: Path, task_id: str, split: str = "train", max_steps: int = 80) -> tuple[PlaySession, list[dict[str, Any]]]:
+    def start(cls, path: Path, task_id: str, split: str = "train",
+              max_steps: int = 120) -> tuple[PlaySession, list[dict[str, Any]]]:
         """A new session on ``task_id`` (overwrites ``path``); returns it with the opening messages."""
         env = CoreCraftEnv(task_id=task_id, split=split, max_steps=max_steps)
         opening, _ = env.reset(seed=0)

@@ -41,7 +41,7 @@ def eval_command(
     trials: Annotated[int, typer.Option(min=1, max=32, help="Trials per task (for pass^k).")] = 1,
     tasks: Annotated[list[str] | None, typer.Option(help="Only these task ids.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
-    max_steps: Annotated[int, typer.Option(min=1)] = 50,
+    max_steps: Annotated[int, typer.Option(min=1)] = 120,
     out: Annotated[Path | None, typer.Option(help="Folder: <agent>/results.jsonl, <agent>/summary.json, report.html.")] = None,
 ) -> None:
     """Run agents over a split and print pass@1, pass^k and mean reward, overall and by group."""

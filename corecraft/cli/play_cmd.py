@@ -34,7 +34,7 @@ def _load(session: Path) -> PlaySession:
 @app.command()
 def start(task: Annotated[str, typer.Argument(metavar="TASK", help="Task id.")], session: SessionOpt,
           split: Annotated[str, typer.Option(help="The task's split (a test task needs --split test).")] = "train",
-          max_steps: Annotated[int, typer.Option(min=1, help="Step budget.")] = 80) -> None:
+          max_steps: Annotated[int, typer.Option(min=1, help="Step budget.")] = 120) -> None:
     """Start a session on TASK and print the opening messages (system and request)."""
     try:
         _, opening = PlaySession.start(session, task, split, max_steps)

@@ -87,7 +87,8 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     - ``split``: ``train`` (default), ``dev`` or ``test`` (held out: its tasks run only in a test env).
     - ``task_id``: pin one task (kept across autoreset). ``task``: a task object or its dict, for
       tasks that exist only in memory (plain data, so the env stays copyable).
-    - ``world``: run the task in another world recipe. ``max_steps``: step budget (default 50).
+    - ``world``: run the task in another world recipe. ``max_steps``: step budget (default 120: the longest
+      reference solutions run 80 tool calls, and an agent calling one tool per step needs room to read).
     - ``judge``: a :class:`JudgeConfig` or its dict; with none, ``llm_judge`` criteria are ``ungraded``.
     - ``user``: a :class:`~corecraft.users.UserConfig` or its dict: an LLM plays the customer of
       conversation tasks (seeded with its ``seed``, else the reset seed); with none, the scripted user.
@@ -108,7 +109,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 (Gymnasium's own attribute)
 
     def __init__(self, split: str = "train", task_id: str | None = None, world: str | None = None,
-                 max_steps: int = 50, judge: JudgeConfig | dict[str, Any] | None = None,
+                 max_steps: int = 120, judge: JudgeConfig | dict[str, Any] | None = None,
                  render_mode: str | None = None, tasks_root: str | None = None,
                  task: Task | dict[str, Any] | None = None,
                  user: UserConfig | dict[str, Any] | None = None) -> None:
