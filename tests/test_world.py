@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "64003e9ab0b6bc538c69bb3532a1c9cd51aee9e6dc507816dd8d4987dd81c025"
+DEFAULT_WORLD_HASH = "83efd3ebb1b2b78fce5294b159f471079f10ba00ef0968a7ad5c7426cd5c64ea"
 
 
 @pytest.mark.slow

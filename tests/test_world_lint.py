@@ -1591,3 +1591,12 @@ def test_return_refund_timing_flags_a_return_refunded_the_day_after_its_ticket(w
     world.conn.execute("UPDATE refund SET reason = 'return' WHERE id = ?", (refund,))
     world.conn.execute("UPDATE supportticket SET assignee_id = 'emp-010' WHERE id = ?", (ticket,))
     assert refund not in flagged(world, "return_refund_timing")  # an agent's approved return is refunded at once
+
+
+def test_text_durations_flags_a_parcel_stuck_at_a_hub_after_it_went_out_for_delivery(world: World) -> None:
+    ticket, = pick(world, "text_durations", "SELECT t.id FROM supportticket t JOIN shipment s ON s.order_id = t.order_id "
+                   "WHERE s.delivered_at < t.created_at ORDER BY t.id")
+    found = injected(world, "text_durations", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      ("Tracking 1Z999 stuck at a UPS hub for 3 days. Opened a trace.", ticket)))
+    assert len(found) == 1 and "hub for 3 days" in found[0].message and "at hub" in found[0].message

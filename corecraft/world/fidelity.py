@@ -928,7 +928,7 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"It's been (\d+) days and nothing", "since_delivery"),
     (r"(\d+) days late", "days_late"),
     (r"(\d+) days after its ETA", "days_late"),
-    (r"hub for (\d+) days", "days_late"),
+    (r"hub for (\d+) days", "at_hub"),
     (r"but took (\d+)", "transit_days"),
     (r"'label created' for (\d+) days", "since_label"),
     (r"been (\d+) business days", "since_shipped"),
@@ -971,6 +971,7 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
         "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
         "delivered_date": lambda: delivered.astimezone(tz).date() if delivered else None,
         "last_scan_date": lambda: _last_scan_day(when, tz, ship),
+        "at_hub": lambda: _at_hub(when, ship),
         "payment_date": lambda: payment["processed_at"].astimezone(tz).date() if payment else None,
         "refund_date": lambda: min(refunds_processed).astimezone(tz).date() if refunds_processed else None,
     }
@@ -981,6 +982,15 @@ def label_created(ship: Row | None) -> datetime | None:
     """When a parcel's label was created (its first scan, ``label_created``), if it has one."""
     events = (ship or {}).get("events") or []
     return datetime.fromisoformat(events[0]["ts"]) if events and events[0]["status"] == "label_created" else None
+
+
+def _at_hub(when: datetime, ship: Row | None) -> float | None:
+    """How long a parcel has sat without a scan as of ``when`` (None: it has no scan yet, or its last one is
+    out for delivery or delivered: no longer at a hub)."""
+    scans = [e for e in (ship or {}).get("events", []) if datetime.fromisoformat(e["ts"]) <= when]
+    if not scans or scans[-1]["status"] in ("out_for_delivery", "delivered"):
+        return None
+    return _days(when, datetime.fromisoformat(scans[-1]["ts"]))
 
 
 def _last_scan_day(when: datetime, tz: tzinfo, ship: Row | None) -> date | None:
