@@ -319,6 +319,15 @@ SETUP_RECORDS = {
                                          "body: Returning the fan., created_at: '2025-09-13T10:00:00', "
                                          "updated_at: '2025-09-13T11:00:00'}}",
                                          "SupportTicket tick-250913-951 is inserted open with nobody assigned"),
+    "refund_naming_its_ticket": ("{insert: Refund, row: {id: ref-250312-901, payment_id: pay-250213-001, ticket_id: "
+                                 "tick-250311-001, lines: [], amount: 10.0, reason: goodwill, status: processed, "
+                                 "approved_by_id: emp-011, created_at: '2025-03-12T10:00:00', "
+                                 "processed_at: '2025-03-12T10:00:00'}}", None),
+    "refund_naming_no_ticket": ("{insert: Refund, row: {id: ref-250312-901, payment_id: pay-250213-001, ticket_id: null, "
+                                "lines: [], amount: 10.0, reason: goodwill, status: processed, approved_by_id: emp-011, "
+                                "created_at: '2025-03-12T10:00:00', processed_at: '2025-03-12T10:00:00'}}",
+                                "Refund ref-250312-901 names no ticket: every generated refund names the ticket it "
+                                "answers"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
     "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "

@@ -23,7 +23,8 @@ when its order was placed (the ``price_history`` step in force at the order's ``
 and $0 on a no-charge replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup
 Product whose price or price history changes keeps every line of it, seeded or set up, at the price of its day. A
 setup Payment's transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from
-its order's number. A setup Employee has a manager. A setup Order that is fulfilled or has a return requested has
+its order's number. A setup Employee has a manager. A setup Refund names the ticket it answers (``ticket_id``), as
+every generated refund does. A setup Order that is fulfilled or has a return requested has
 its Shipment, and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
 order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and
@@ -77,8 +78,8 @@ Report = Callable[[tuple[object, ...], str], list[Problem]]
 
 
 def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
-    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine, Product, Payment or
-    Resolution row) as written by an author."""
+    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine, Product, Payment, Refund
+    or Resolution row) as written by an author."""
     table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
     given = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
@@ -110,6 +111,9 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
         return [] if row is None else [p for message in _phone_problems(row, world, seeds)
                                        for p in problem("phone", message)]
+    if table == "Refund" and isinstance(step, SetupInsert) and not given.get("ticket_id"):
+        return problem("ticket_id", "names no ticket: every generated refund names the ticket it answers (insert the "
+                                    "SupportTicket that asked for it, with its Resolution, and set ticket_id)")
     if table == "Employee" and isinstance(step, SetupInsert) and not given.get("manager_id"):
         return problem("manager_id", "reports to no one: every generated employee but the VP at the top has a manager")
     if table == "OrderLine":
