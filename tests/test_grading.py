@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import pickle
+import re
 import socket
 import sqlite3
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corecraft.domain import default_domain
-from corecraft.grading.criteria import numbers_in
+from corecraft.grading.criteria import numbers_in, regex_found, whole_text_lookaheads
 from corecraft.grading.diff import world_diff
 from corecraft.grading.judge import Judge, JudgeConfig
 from corecraft.grading.result import CriterionResult, GradeResult
@@ -613,3 +614,16 @@ def test_judge_error_without_a_key_is_reported_as_such(tmp_path: Path, monkeypat
     result = run([JUDGED], [], "hi", judge=judge)
     assert only(result).status == "judge_error" and "CORECRAFT_NO_SUCH_KEY" in only(result).reason
     assert not result.passed and result.reward == 0.0
+
+
+@pytest.mark.parametrize("pattern, anchored", [
+    (r"(?i)(?=[\s\S]*(tick-1(?:(?!tick-\d)[\s\S]){0,50}?\$5|\$5[\s\S]{0,9}?tick-1))(?=[\s\S]*[()]ok)", True),
+    (r"(?=[\s\S]*tick-1)tick", False),  # something after the lookaheads: searched as written
+    (r"tick-1(?:(?!tick-\d)[\s\S]){0,50}?\$5", False),
+    (r"(?=tick-1)", False),  # a lookahead that does not scan the text
+])
+def test_a_regex_of_whole_text_lookaheads_is_tried_at_the_start_only_and_finds_the_same(pattern: str,
+                                                                                       anchored: bool) -> None:
+    assert whole_text_lookaheads(pattern) is anchored
+    for text in ("intro. tick-1 refunded $5. (ok)", "tick-2 $5 then tick-1", "x " * 2000 + "tick-1: $5 (ok)"):
+        assert regex_found(pattern, text, re.IGNORECASE) == bool(re.search(pattern, text, re.IGNORECASE))

@@ -214,6 +214,43 @@ def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
     return False, f"no agent message qualifies (last: {why})"
 
 
+_LEADING_FLAGS = re.compile(r"(?:\(\?[a-zA-Z]+\))*")
+_SCAN = "(?=[\\s\\S]*"
+
+
+def whole_text_lookaheads(pattern: str) -> bool:
+    """Whether ``pattern`` (after its inline flags) is nothing but lookaheads that each scan the rest of the text,
+    ``(?=[\\s\\S]*...)``: it then matches somewhere exactly when it matches at the start, so it is tried there
+    alone (``re.search`` would retry it from every position of a long reply, in quadratic time)."""
+    body = pattern[_LEADING_FLAGS.match(pattern).end():]  # type: ignore[union-attr]
+    depth, i, starts = 0, 0, []
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":  # a character class: skip to its closing bracket
+            i += 2 if body[i + 1:i + 2] in ("]", "^") else 1
+            while i < len(body) and body[i] != "]":
+                i += 2 if body[i] == "\\" else 1
+        elif ch == "(":
+            if depth == 0:
+                starts.append(i)
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0:
+            return False
+        i += 1
+    return bool(starts) and depth == 0 and all(body.startswith(_SCAN, k) for k in starts)
+
+
+def regex_found(pattern: str, text: str, flags: int = 0) -> bool:
+    """Whether ``pattern`` matches somewhere in ``text`` (:func:`whole_text_lookaheads` tried at the start only)."""
+    find = re.match if whole_text_lookaheads(pattern) else re.search
+    return find(pattern, text, flags) is not None
+
+
 def _reply_holds(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcome:
     reply = _normalise(text, c.case_sensitive)
     if not reply:
@@ -227,7 +264,7 @@ def _reply_holds(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Ou
         if asserts(reply, _normalise(needle, c.case_sensitive)):
             return False, f"reply contains forbidden {needle!r}"
     flags = 0 if c.case_sensitive else re.IGNORECASE
-    if c.regex and not (re.search(c.regex, text, flags) or re.search(c.regex, with_headings(text), flags)):
+    if c.regex and not (regex_found(c.regex, text, flags) or regex_found(c.regex, with_headings(text), flags)):
         return False, f"reply does not match /{c.regex}/"
     if c.number is not None and not any(abs(n - c.number.value) <= c.number.tol + 1e-9 for n in numbers_in(reply)):
         return False, f"reply has no number within {c.number.tol} of {c.number.value}"
