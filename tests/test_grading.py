@@ -22,10 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corecraft.domain import default_domain
-from corecraft.grading.criteria import numbers_in, regex_found, whole_text_lookaheads
+from corecraft.grading.criteria import numbers_in
 from corecraft.grading.diff import world_diff
 from corecraft.grading.judge import Judge, JudgeConfig
 from corecraft.grading.result import CriterionResult, GradeResult
+from corecraft.tasks.matchers import regex_found, whole_text_lookaheads
 from corecraft.tasks.model import Task
 from corecraft.world import db, models
 from corecraft.world.store import World

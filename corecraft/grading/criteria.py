@@ -27,6 +27,7 @@ from corecraft.grading.reply import (
     with_headings,
 )
 from corecraft.grading.transcript import CallRecord, Transcript
+from corecraft.tasks.matchers import regex_found
 from corecraft.tasks.model import (
     ArgFormat,
     DbAssert,
@@ -214,43 +215,6 @@ def final_reply(c: FinalReply, ev: Evidence) -> Outcome:
     return False, f"no agent message qualifies (last: {why})"
 
 
-_LEADING_FLAGS = re.compile(r"(?:\(\?[a-zA-Z]+\))*")
-_SCAN = "(?=[\\s\\S]*"
-
-
-def whole_text_lookaheads(pattern: str) -> bool:
-    """Whether ``pattern`` (after its inline flags) is nothing but lookaheads that each scan the rest of the text,
-    ``(?=[\\s\\S]*...)``: it then matches somewhere exactly when it matches at the start, so it is tried there
-    alone (``re.search`` would retry it from every position of a long reply, in quadratic time)."""
-    body = pattern[_LEADING_FLAGS.match(pattern).end():]  # type: ignore[union-attr]
-    depth, i, starts = 0, 0, []
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "[":  # a character class: skip to its closing bracket
-            i += 2 if body[i + 1:i + 2] in ("]", "^") else 1
-            while i < len(body) and body[i] != "]":
-                i += 2 if body[i] == "\\" else 1
-        elif ch == "(":
-            if depth == 0:
-                starts.append(i)
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0:
-            return False
-        i += 1
-    return bool(starts) and depth == 0 and all(body.startswith(_SCAN, k) for k in starts)
-
-
-def regex_found(pattern: str, text: str, flags: int = 0) -> bool:
-    """Whether ``pattern`` matches somewhere in ``text`` (:func:`whole_text_lookaheads` tried at the start only)."""
-    find = re.match if whole_text_lookaheads(pattern) else re.search
-    return find(pattern, text, flags) is not None
-
-
 def _reply_holds(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcome:
     reply = _normalise(text, c.case_sensitive)
     if not reply:
@@ -334,7 +298,7 @@ def _format_problem(c: ArgFormat, call: CallRecord) -> str:
         return f"{c.arg} is missing or not text"
     words = len(value.split())
     checks: list[tuple[bool, Callable[[], str]]] = [
-        (c.regex is not None and not re.search(c.regex or "", value), lambda: f"does not match /{c.regex}/"),
+        (c.regex is not None and not regex_found(c.regex or "", value), lambda: f"does not match /{c.regex}/"),
         (c.starts_with is not None and not value.startswith(_fill(c.starts_with, call)),
          lambda: f"does not start with {_fill(c.starts_with or '', call)!r}"),
         (c.ends_with is not None and not value.rstrip().endswith(c.ends_with or ""), lambda: f"does not end with {c.ends_with!r}"),

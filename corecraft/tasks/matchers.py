@@ -14,6 +14,44 @@ from pydantic_core import CoreSchema
 Scalar = str | int | float | bool | None
 
 
+
+_LEADING_FLAGS = re.compile(r"(?:\(\?[a-zA-Z]+\))*")
+_SCAN = "(?=[\\s\\S]*"
+
+
+def whole_text_lookaheads(pattern: str) -> bool:
+    """Whether ``pattern`` (after its inline flags) is nothing but lookaheads that each scan the rest of the text,
+    ``(?=[\\s\\S]*...)``: it then matches somewhere exactly when it matches at the start, so it is tried there
+    alone (``re.search`` would retry it from every position of a long reply, in quadratic time)."""
+    body = pattern[_LEADING_FLAGS.match(pattern).end():]  # type: ignore[union-attr]
+    depth, i, starts = 0, 0, []
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":  # a character class: skip to its closing bracket
+            i += 2 if body[i + 1:i + 2] in ("]", "^") else 1
+            while i < len(body) and body[i] != "]":
+                i += 2 if body[i] == "\\" else 1
+        elif ch == "(":
+            if depth == 0:
+                starts.append(i)
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0:
+            return False
+        i += 1
+    return bool(starts) and depth == 0 and all(body.startswith(_SCAN, k) for k in starts)
+
+
+def regex_found(pattern: str, text: str, flags: int = 0) -> bool:
+    """Whether ``pattern`` matches somewhere in ``text`` (:func:`whole_text_lookaheads` tried at the start only)."""
+    find = re.match if whole_text_lookaheads(pattern) else re.search
+    return find(pattern, text, flags) is not None
+
+
 class Matcher(BaseModel):
     """One or more conditions on a value; all given conditions must hold."""
 
@@ -72,7 +110,7 @@ class Matcher(BaseModel):
                             ("lte", self.lte)):
             if name in f and (number is None or bound is None or not _compare(name, number, bound, self.tol)):
                 return f"{value!r} fails {name} {bound!r}"
-        if "regex" in f and (value is None or not re.search(self.regex, str(value), re.IGNORECASE)):  # type: ignore[arg-type]
+        if "regex" in f and (value is None or not regex_found(self.regex, str(value), re.IGNORECASE)):  # type: ignore[arg-type]
             return f"{_short(value)} does not match /{self.regex}/"
         if "one_of" in f and value not in (self.one_of or []):
             return f"{value!r} not in {self.one_of!r}"

@@ -1,11 +1,10 @@
-"""A task's setup rows held to the world's own rules, as ``corecraft tasks check`` reads them.
-
-A setup Shipment row (inserted, or a seeded one updated) must read like a carrier's: its scans start with
-``label_created``, no earlier than its order was placed, each scan is written in the world's UTC offset of its day,
-no scan is after the world's now, it leaves from the warehouse ``kb-warehouse-network`` assigns
+"""A task's setup rows held to the world's own rules, as ``corecraft tasks check`` reads them. A setup Shipment row
+(inserted, or a seeded one updated) must read like a carrier's: its scans start with ``label_created``, no earlier
+than its order was placed, each scan is written in the world's UTC offset of its day, no scan is after the world's
+now, it leaves from the warehouse ``kb-warehouse-network`` assigns
 (:func:`~corecraft.world.fidelity.origin_problem`, as lint's), its scans head for the order's city without
-zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there, then is delivered, it is
-labelled and picked up on carrier business days (:func:`~corecraft.world.rules.is_business_day` with
+zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there, then is delivered,
+it is labelled and picked up on carrier business days (:func:`~corecraft.world.rules.is_business_day` with
 ``carrier_holidays`` from ``seeds/policy.yaml``), picked up at the instant of its ``shipped_at`` (the ship date is
 the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
@@ -13,24 +12,23 @@ its drawn digits spelling nothing of its order's number (:func:`spells_order`); 
 in-transit scans (:data:`HUB_SCAN_AFTER`); its ETA is on a business day, and an inserted parcel once picked up has
 one (an update may blank a seeded parcel's, as the carrier's data sometimes does). Its order takes no part after
 that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on backorder, seeded
-or set up). A SupportTicket inserted ``resolved`` or ``closed`` has its Resolution, as every generated one does,
-and one inserted past ``new`` has its assignee. A
-setup Customer's phone is no placeholder (``placeholder_phone`` in ``seeds/fidelity.yaml``), carries a real US area
-code (a listed city's, as ``corecraft world lint``'s customer_phones holds the world's) and is no other customer's,
-seeded or set up. A setup OrderLine (inserted, or a seeded one updated) carries the price of the day, as lint's
-order_prices holds the world's lines (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price
-when its order was placed (the ``price_history`` step in force at the order's ``created_at``, else today's price),
-and $0 on a no-charge replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup
-Product whose price or price history changes keeps every line of it, seeded or set up, at the price of its day. A
-setup Payment's transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from
-its order's number. A setup Employee has a manager. A setup Refund names the ticket it answers (``ticket_id``), as
-every generated refund does. A setup Order that is fulfilled or has a return requested has
-its Shipment, and ships to an address in its customer's address book, as written there
-(:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
-order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and
-the task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). No inserted row
-is updated before it was created. Each row is judged as it stands in the world after the setup, so an update is
-judged with the seeded fields it keeps.
+or set up). A SupportTicket inserted ``resolved`` or ``closed`` has its Resolution, as every generated one does, and
+one inserted past ``new`` has its assignee. A setup Customer's phone is no placeholder (``placeholder_phone`` in
+``seeds/fidelity.yaml``), carries a real US area code (a listed city's, as ``corecraft world lint``'s
+customer_phones holds the world's) and is no other customer's, seeded or set up. A setup OrderLine (inserted, or a
+seeded one updated) carries the price of the day, as lint's order_prices holds the world's lines
+(:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was placed (the
+``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a no-charge
+replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product whose price
+or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment's
+transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
+number. A setup Employee has a manager. A setup Refund names the ticket it answers (``ticket_id``), as every
+generated refund does. A setup Order that is fulfilled or has a return requested has its Shipment, and ships to an
+address in its customer's address book, as written there (:func:`~corecraft.world.fidelity.ship_to_problem`, as
+lint's order_addresses holds the world's). A seeded ticket or order the setup rewrites is named by no Slack message
+the task leaves unmentioned (:func:`chatter_problems`), and the task's actor wrote no Slack post the knowledge base
+contradicts (:func:`actor_voice_problems`). No inserted row is updated before it was created. Each row is judged as
+it stands in the world after the setup, so an update is judged with the seeded fields it keeps.
 """
 
 from __future__ import annotations
