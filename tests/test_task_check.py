@@ -19,7 +19,7 @@ from corecraft.tasks import check
 from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import SetupUpdate
-from corecraft.tasks.setup_records import actor_voice_problems, chatter_problems
+from corecraft.tasks.setup_records import actor_voice_problems, chatter_problems, request_ticket_problems
 from corecraft.world.store import World
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -477,6 +477,28 @@ def test_an_actor_who_posted_advice_the_kb_contradicts_is_flagged(world: World) 
     world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", ("Loyalty discounts are 5/10/15.", msg))
     assert actor_voice_problems(author, world, fidelity, report) == []
     assert actor_voice_problems(None, world, fidelity, report) == []
+
+
+def test_a_customers_email_or_signed_in_chat_needs_a_ticket_in_work(world: World) -> None:
+    customer, email, name = world.conn.execute(
+        "SELECT id, email, name FROM customer WHERE id NOT IN (SELECT customer_id FROM supportticket WHERE status "
+        "NOT IN ('resolved', 'closed')) ORDER BY id LIMIT 1").fetchone()
+
+    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem("task.yaml", 1, message)]
+
+    for prompt in (f"Email from {name} ({email.upper()}): where is my order?",
+                   f"Chat from {name}, signed in as {email}: where is my order?"):
+        assert [p.message for p in request_ticket_problems(prompt, world, report)] == [
+            f"the request from {email.upper() if prompt.startswith('Email') else email} ({customer}) reaches the "
+            "agent with no ticket in work (new, open or pending_customer): insert the SupportTicket it arrived on in "
+            "the setup, assigned to the actor (docs/writing-tasks.md)"]
+    assert request_ticket_problems(f"Hi, this is {name}, where is my order?", world, report) == []
+    assert request_ticket_problems("Email from Nobody (nobody@nowhere.example): hello", world, report) == []
+    assert request_ticket_problems(f"A colleague asks: did {email} get the refund?", world, report) == []
+    world.conn.execute("UPDATE supportticket SET customer_id = ?, status = 'new' WHERE id = (SELECT min(id) FROM "
+                       "supportticket)", (customer,))
+    assert request_ticket_problems(f"Email from {name} ({email}): where is my order?", world, report) == []
 
 
 def test_a_kb_contradicted_stance_must_be_one_of_the_questions_stances() -> None:

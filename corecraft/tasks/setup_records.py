@@ -27,7 +27,8 @@ generated refund does. A setup Order that is fulfilled or has a return requested
 address in its customer's address book, as written there (:func:`~corecraft.world.fidelity.ship_to_problem`, as
 lint's order_addresses holds the world's). A seeded ticket or order the setup rewrites is named by no Slack message
 the task leaves unmentioned (:func:`chatter_problems`), and the task's actor wrote no Slack post the knowledge base
-contradicts (:func:`actor_voice_problems`). No inserted row is updated before it was created. Each row is judged as
+contradicts (:func:`actor_voice_problems`). A customer's email or signed-in chat arrives on a ticket of theirs still
+in work (:func:`request_ticket_problems`). No inserted row is updated before it was created. Each row is judged as
 it stands in the world after the setup, so an update is judged with the seeded fields it keeps.
 """
 
@@ -170,6 +171,33 @@ def chatter_problems(index: int, step: SetupStep, world: World, mentioned: str, 
                                               f"Slack {msg_id} talks about it as the world wrote it: check the "
                                               "message still holds and mention its id, update it too, or rewrite "
                                               "another record")]
+
+
+INBOUND = re.compile(r"(?:Email|Chat|Chat message|Chat transcript|Phone call|Call) from [^:]*?([\w.+-]+@[\w-]+(?:\.[\w-]+)+)")
+"""A prompt that hands the agent a customer's email or signed-in chat: its opening names the channel and the
+requester's address (a guest chat, which names no account, does not match)."""
+
+
+def request_ticket_problems(prompt: str, world: World, report: Report) -> list[Problem]:
+    """A customer's request with no ticket to work: the prompt opens on an email or a signed-in chat from an address
+    that is a customer account's (:data:`INBOUND`), but the world, as the setup leaves it, holds no ticket of that
+    customer still in work (new, open or pending_customer). The handbook has every request arrive as a ticket the
+    agent opens, parks, escalates or resolves, and the agent cannot create one, so the setup inserts it (an address
+    that matches no account is an identity check, and has none)."""
+    found = INBOUND.match(prompt.lstrip())
+    if found is None:
+        return []
+    customer = world.conn.execute(f"SELECT id FROM {db.table(models.Customer)} WHERE lower(email) = lower(?)",
+                                  (found.group(1),)).fetchone()
+    if customer is None:
+        return []
+    working = world.conn.execute(f"SELECT 1 FROM {db.table(models.SupportTicket)} WHERE customer_id = ? AND status "
+                                 "NOT IN (?, ?) LIMIT 1", (customer[0], *_SETTLED)).fetchone()
+    if working is not None:
+        return []
+    return report(("prompt",), f"the request from {found.group(1)} ({customer[0]}) reaches the agent with no ticket "
+                               "in work (new, open or pending_customer): insert the SupportTicket it arrived on in "
+                               "the setup, assigned to the actor (docs/writing-tasks.md)")
 
 
 def actor_voice_problems(actor: str | None, world: World, fidelity: Fidelity, report: Report) -> list[Problem]:
