@@ -184,6 +184,9 @@ EMPLOYEE = ("{{insert: Employee, row: {{id: emp-092, name: Dana Whitfield, email
             "department: fulfillment, title: Fulfillment Associate, manager_id: {manager}, refund_limit: 0.0, "
             "can_approve_exceptions: false}}}}")
 
+SECOND_PAYMENT = ("{{insert: Payment, row: {{id: {id}, order_id: ord-250213-001, amount: 5.0, method: card, "
+                  "status: captured, transaction_id: txn_8e41c07d2b9a63, processed_at: '2025-02-13T10:00:00'}}}}")
+
 SETUP_RECORDS = {
     "label_first": (_scans(LABEL, PICKUP), None),
     "order_updated_after_its_pickup": ("{update: Order, id: ord-250213-001, set: {updated_at: '2025-02-14T09:00:00'}}",
@@ -271,6 +274,10 @@ SETUP_RECORDS = {
                                       "Order ord-250301-901 is fulfilled with no Shipment"),
     "employee_with_a_manager": (EMPLOYEE.format(manager="emp-006"), None),
     "employee_reporting_to_no_one": (EMPLOYEE.format(manager="null"), "Employee emp-092 reports to no one"),
+    "second_payment_lettered_after_its_order": (SECOND_PAYMENT.format(id="pay-250213-001b"), None),
+    "second_payment_numbered_apart_from_its_order": (
+        SECOND_PAYMENT.format(id="pay-250213-901"),
+        "Payment pay-250213-901 is not named after its order ord-250213-001"),
     "random_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d4e5}}", None),
     "transaction_id_ending_in_the_sequence": (
         "{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d001}}",

@@ -20,7 +20,8 @@ seeded one updated) carries the price of the day, as lint's order_prices holds t
 (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was placed (the
 ``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a no-charge
 replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product whose price
-or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment's
+or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment is named after its order
+(``pay-`` for ``ord-``; a second one on the order adds a letter, ``…b``), and its
 transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
 number. A setup Employee has a manager. A setup Refund names the ticket it answers (``ticket_id``), as every
 generated refund does. A setup Order that is fulfilled or has a return requested has its Shipment, and ships to an
@@ -134,6 +135,11 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         customer = db.fetch(world.conn, models.Customer, str(order["customer_id"]), world.tz) if order else None
         wrong = ship_to_problem(order["shipping_address"], customer["addresses"]) if order and customer else None
         return [] if wrong is None else problem("shipping_address", wrong)
+    if table == "Payment" and isinstance(step, SetupInsert) and (order_id := given.get("order_id")) and \
+            not re.fullmatch(re.escape(str(order_id).replace("ord-", "pay-", 1)) + "[b-z]?", str(row_id)):
+        return problem("id", f"is not named after its order {order_id}: every generated payment takes its order's "
+                             f"id ({str(order_id).replace('ord-', 'pay-', 1)}), and a second one on the same order "
+                             "adds a letter (…b, …c)")
     if table == "Payment" and "transaction_id" in given:
         txn, payment = str(given["transaction_id"]), db.fetch(world.conn, models.Payment, str(row_id), world.tz)
         if not TRANSACTION_ID.fullmatch(txn):
