@@ -215,6 +215,8 @@ def test_refund_ticket_must_exist_and_match_the_order(ctx: ToolContext) -> None:
                 c["order_id"])[0]
     rejected(ctx, "create_refund", {**refund_args(c), "ticket_id": other}, "invalid_argument")
     no_order = one(ctx, "SELECT id FROM supportticket WHERE order_id IS NULL ORDER BY id")[0]
+    ctx.conn.execute('UPDATE supportticket SET customer_id = (SELECT customer_id FROM "order" WHERE id = ?) '
+                     "WHERE id = ?", (c["order_id"], no_order))
     assert ok(ctx, "create_refund", {**refund_args(c), "ticket_id": no_order})["ticket_id"] == no_order
 
 
@@ -378,6 +380,25 @@ def test_resolution_refund_linkage(ctx: ToolContext) -> None:
     assert ok(ctx, "create_resolution", {**base, "refund_id": refund["id"]})["refund_id"] == refund["id"]
     rejected(ctx, "create_resolution", {**base, "ticket_id": closed_ticket(ctx), "outcome": "no_action"},
              "conflict")
+
+
+def test_a_ticket_about_no_one_order_takes_refunds_on_its_customers_orders_only(ctx: ToolContext) -> None:
+    """A chat spanning several orders is a ticket with no order: a refund on any order of its customer may name it
+    and be recorded on it; another customer's order may not."""
+    c = in_window_line(ctx)
+    ticket = open_ticket_on(ctx, None)
+    owner = one(ctx, 'SELECT customer_id FROM "order" WHERE id = ?', c["order_id"])[0]
+    ctx.conn.execute("UPDATE supportticket SET customer_id = ? WHERE id = ?", (owner, ticket))
+    refund = ok(ctx, "create_refund", {**refund_args(c), "ticket_id": ticket})
+    base = {"ticket_id": ticket, "outcome": "refund_issued", "details": f"[{ticket}] Refunded."}
+    assert ok(ctx, "create_resolution", {**base, "refund_id": refund["id"]})["refund_id"] == refund["id"]
+    stranger = one(ctx, "SELECT id FROM customer WHERE id != ? ORDER BY id", owner)[0]
+    ctx.conn.execute("DELETE FROM resolution WHERE ticket_id = ?", (ticket,))
+    ctx.conn.execute("UPDATE supportticket SET customer_id = ? WHERE id = ?", (stranger, ticket))
+    assert rejected(ctx, "create_resolution", {**base, "refund_id": refund["id"]}, "invalid_argument") \
+        == f"ticket {ticket} is {stranger}'s, but order {c['order_id']} is {owner}'s"
+    assert rejected(ctx, "create_refund", {**refund_args(c), "ticket_id": ticket}, "invalid_argument") \
+        == f"ticket {ticket} is {stranger}'s, but order {c['order_id']} is {owner}'s"
 
 
 # -- update_order_status / update_payment_status --------------------------------------------
@@ -559,7 +580,7 @@ def test_nothing_on_a_no_charge_replacement_order_can_be_refunded(ctx: ToolConte
     ctx.conn.execute("UPDATE supportticket SET order_id = ? WHERE id = ?", (order, ticket))
     assert rejected(ctx, "create_refund", {"payment_id": replacement["payment"], "amount": 5.0,
                                            "reason": "price_adjustment", "ticket_id": ticket}, "invalid_argument") \
-        == f"ticket {ticket} is about order {order}, but payment {replacement['payment']} belongs to order {replaced}"
+        == f"ticket {ticket} is about order {order}, but the money is on order {replaced}"
     refusal = f"order {order} is a no-charge replacement for {replaced}: nothing was paid on it"
     assert rejected(ctx, "update_order_status", {"order_id": order, "status": "refund_requested"},
                     "policy_violation").startswith(refusal)  # paid -> refund_requested, allowed on a paid order

@@ -72,6 +72,19 @@ def _day(iso: str) -> date:
     return date.fromisoformat(iso[:10])
 
 
+def _ticket_covers(ticket: dict[str, Any], order: dict[str, Any], field: str) -> None:
+    """Refuse money on ``order`` recorded against ``ticket`` unless the ticket is about that order, or about no one
+    order (a chat or email spanning several) of the same customer."""
+    if ticket["order_id"] == order["id"]:
+        return
+    if ticket["order_id"] is not None:
+        raise ToolError("invalid_argument", f"ticket {ticket['id']} is about order {ticket['order_id']}, but the "
+                        f"money is on order {order['id']}", field)
+    if ticket["customer_id"] != order["customer_id"]:
+        raise ToolError("invalid_argument", f"ticket {ticket['id']} is {ticket['customer_id']}'s, but order "
+                        f"{order['id']} is {order['customer_id']}'s", field)
+
+
 def _open_ticket(ctx: ToolContext, ticket_id: str) -> dict[str, Any]:
     """A ticket that is not closed (closed is final: a customer writing again gets a new ticket)."""
     ticket = require(ctx, SupportTicket, ticket_id, "ticket_id")
@@ -116,7 +129,8 @@ class CreateRefundArgs(Args):
         description="The order lines refunded, each listed once. Required for reasons return, doa and "
                     "defective; may be empty for shipping_delay, price_adjustment, duplicate_charge, goodwill.",
     )
-    ticket_id: Id | None = Field(default=None, description="The support ticket this refund answers, if any.")
+    ticket_id: Id | None = Field(default=None, description="The support ticket this refund answers, if any: one "
+                                                           "about this order, or about no one order of its customer.")
     item_received: bool = Field(default=False, description="True when the refunded items are already back at the "
                                                            "warehouse (returns logged them): no return label is sent.")
 
@@ -254,10 +268,7 @@ def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
                         "or partially_refunded payments can be refunded", "payment_id")
     order = require(ctx, Order, payment["order_id"], "payment_id")
     if args.ticket_id is not None:
-        ticket = require(ctx, SupportTicket, args.ticket_id, "ticket_id")
-        if ticket["order_id"] not in (None, order["id"]):
-            raise ToolError("invalid_argument", f"ticket {ticket['id']} is about order {ticket['order_id']}, "
-                            f"but payment {payment['id']} belongs to order {order['id']}", "ticket_id")
+        _ticket_covers(require(ctx, SupportTicket, args.ticket_id, "ticket_id"), order, "ticket_id")
     lines = _refund_lines(ctx, args, order)
     remaining = money(payment["amount"] - refunded_total(ctx, payment["id"]))
     if args.amount > remaining + HALF_CENT:
@@ -327,7 +338,8 @@ class CreateResolutionArgs(Args):
 @tool(read_only=False)
 def create_resolution(ctx: ToolContext, args: CreateResolutionArgs) -> dict[str, Any]:
     """Record how a ticket was resolved, by you; returns the resolution. Outcome refund_issued must link
-    the refund made for this ticket's order (an approved or processed refund on one of its payments);
+    the refund made for this ticket's order (an approved or processed refund on one of its payments; a ticket
+    about no one order takes a refund on any order of its customer);
     other outcomes link none. Closed tickets take no resolution. Record it before resolving the ticket."""
     actor = _actor(ctx)
     ticket = _open_ticket(ctx, args.ticket_id)
@@ -337,10 +349,7 @@ def create_resolution(ctx: ToolContext, args: CreateResolutionArgs) -> dict[str,
     if args.refund_id is not None:
         refund = require(ctx, Refund, args.refund_id, "refund_id")
         payment = require(ctx, Payment, refund["payment_id"], "refund_id")
-        if payment["order_id"] != ticket["order_id"]:
-            about = f"order {ticket['order_id']}" if ticket["order_id"] else "no order"
-            raise ToolError("invalid_argument", f"refund {refund['id']} is on a payment of order "
-                            f"{payment['order_id']}, but ticket {ticket['id']} is about {about}", "refund_id")
+        _ticket_covers(ticket, require(ctx, Order, payment["order_id"], "refund_id"), "refund_id")
         if refund["status"] not in COUNTED_REFUNDS:
             raise ToolError("conflict", f"refund {refund['id']} is {refund['status']}; only an approved or "
                             "processed refund can be recorded as issued", "refund_id")
