@@ -119,6 +119,10 @@ def test_accents_do_not_matter_for_names() -> None:
     ("Orders (6):\n- ord-250604-961 (Jun 4): $83.59.", "orders", "count", [6.0]),  # blind round 16
     ("- Delivered late (12): a, b.\n- Still not arrived (2): c (USPS Ground, no scan since Sep 4).", "not arrived",
      "count", [2.0]),
+    ("- UPS Ground: 13 orders, $12.99 in shipping (12 shipped free)", "UPS Ground", "money", [12.99]),  # round 30
+    ("- UPS Ground: 13 orders, $12.99 in shipping", "UPS Ground", "count", [13.0]),
+    ("UPS Ground: 13 orders\n$12.99 was refunded.", "UPS Ground", "money", [None]),
+    ("We used UPS Ground for 13 orders, and $12.99 went on shipping.", "UPS Ground", "money", [None]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:
     assert tied_numbers(text, [label], unit) == tied

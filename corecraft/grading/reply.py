@@ -388,8 +388,29 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
                 key = (i - j if j < i else j - end, 0 if j < i else 1, tokens[j].amount.value)  # type: ignore[union-attr]
                 if best is None or key < best:
                     best = key
+            if best is None and i == 0 and _LINE_HEAD.match(reading.clauses[index][0]):
+                out.append(_rest_of_line(reading, index, unit))
+                continue
             out.append(best[2] if best is not None else None)
     return out
+
+
+_LINE_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*[^\W\d_][^:\n]*:")
+"""A clause that opens its line with a label and a colon ("- UPS Ground: 13 orders, $12.99 in shipping")."""
+
+
+def _rest_of_line(reading: Reading, index: int, unit: Unit) -> float | None:
+    """The first number of ``unit`` after clause ``index`` on its line: what a labelled line ("- UPS Ground: 13
+    orders, $12.99 in shipping") says of its label, when the label's own clause has no number of that unit."""
+    line = reading.line_of(index)
+    for later in range(index + 1, len(reading.clauses)):
+        if reading.line_of(later) != line:
+            return None
+        clause = reading.clause(later)
+        found = [clause.tokens[j].amount for j in clause.numbers if clause.tokens[j].amount.is_a(unit)]  # type: ignore[union-attr]
+        if found:
+            return found[0].value  # type: ignore[union-attr]
+    return None
 
 
 FUNCTION_WORDS = frozenset({
@@ -484,12 +505,20 @@ class Reading:
         return any(abs(a.value - value) <= tol + 1e-9 for a in self.amounts)
 
     @cached_property
+    def _lined_clauses(self) -> tuple[tuple[str, str, int], ...]:
+        joined = _COUNT_ASIDE.sub(r" \1", _EMPTY_ASIDE.sub(" ", self.masked))
+        return tuple((part, part.casefold(), line) for line, text in enumerate(joined.split("\n"))
+                     for clause in _CLAUSE_END.split(text) for part in _colon_parts(clause) if part.strip())
+
+    @cached_property
     def clauses(self) -> tuple[tuple[str, str], ...]:
         """The reply's clauses (ids and dates masked, brackets they emptied dropped), each with its case-folded
         text for a cheap label look-up."""
-        joined = _COUNT_ASIDE.sub(r" \1", _EMPTY_ASIDE.sub(" ", self.masked))
-        return tuple((part, part.casefold()) for clause in _CLAUSE_END.split(joined) for part in _colon_parts(clause)
-                     if part.strip())
+        return tuple((part, folded) for part, folded, _ in self._lined_clauses)
+
+    def line_of(self, index: int) -> int:
+        """The line of the reply that clause ``index`` is on."""
+        return self._lined_clauses[index][2]
 
     def clause(self, index: int) -> _Clause:
         """Clause ``index`` read into tokens (on first use)."""
