@@ -17,7 +17,7 @@ from corecraft.domain import default_domain
 from corecraft.paths import content
 from corecraft.tasks import check
 from corecraft.tasks.library import TaskLibrary
-from corecraft.tasks.loader import Problem
+from corecraft.tasks.loader import Problem, read_task
 from corecraft.tasks.model import SetupUpdate
 from corecraft.tasks.setup_records import actor_voice_problems, chatter_problems, request_ticket_problems
 from corecraft.world.store import World
@@ -449,6 +449,25 @@ def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tm
     path.write_text(_setup_step("\n  - ".join(ticket(n, m) for n, m in ((1, "09:15"), (2, "09:15"), (3, "09:41")))),
                     encoding="utf-8")
     assert check_task(path) == []
+
+
+def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_path: Path) -> None:
+    def parcel(n: int, day: str, pickup: str) -> str:
+        return (f"{{insert: Shipment, row: {{id: ship-2503{day}-90{n}, events: ["
+                f"{{ts: '2025-03-{day}T11:00:00-05:00', status: label_created}}, "
+                f"{{ts: '2025-03-{day}T{pickup}:00-05:00', status: picked_up}}, "
+                f"{{ts: '2025-03-{day}T22:00:00-05:00', status: in_transit}}]}}}}")
+
+    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem("task.yaml", 1, message)]
+
+    path = tmp_path / "same_clock.yaml"
+    path.write_text(_setup_step("\n  - ".join([parcel(1, "03", "16:00"), parcel(2, "10", "16:00"),
+                                                parcel(3, "17", "16:25")])), encoding="utf-8")
+    task, _ = read_task(path)
+    assert [p.message for p in check.scan_clock_problems(task, report)] == [
+        "setup step 3: Shipment ship-250310-902 is scanned at the same times of day as setup step 2's (11:00, 16:00, "
+        "22:00): parcels are not scanned in step, so vary the times"]
 
 
 def test_two_setup_customers_opening_their_accounts_in_one_minute_read_as_a_template(tmp_path: Path) -> None:

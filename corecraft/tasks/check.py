@@ -123,6 +123,7 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
                                                                    f"{err['type']}: {err['message']}")
         out += _conversation_problems(task, problem)
         out += _same_minute_problems(task, problem)
+        out += scan_clock_problems(task, problem)
         out += actor_voice_problems(task.actor, episode.world, fidelity, problem)
     if not out:
         out += _proof_problems(compiled, domain, problem)
@@ -175,6 +176,28 @@ def _same_minute_problems(task: Task, problem: Callable[[tuple[object, ...], str
             for p in problem(("setup", steps[0]), f"setup steps {', '.join(str(i + 1) for i in steps)} insert "
                                                   f"{'tickets' if table == 'SupportTicket' else 'customers'} all "
                                                   f"created at {minute}: {SAME_MINUTE[table][1]}, so stagger them")]
+
+
+def scan_clock_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """Setup parcels whose scans all fall at the same times of day (label 11:00, pickup 16:00, hub 06:00, delivered
+    13:00 on two orders weeks apart) read as one template: the world's parcels are scanned when the day's work
+    reaches them. Three scans or more make a clock; the first parcel keeps it, each later one is reported."""
+    seen: dict[tuple[tuple[str, str], ...], int] = {}
+    out: list[Problem] = []
+    for i, step in enumerate(task.setup):
+        if not (isinstance(step, SetupInsert) and step.insert == "Shipment"):
+            continue
+        clock = tuple((str(e.get("status")), str(e.get("ts"))[11:16]) for e in step.row.get("events") or [])
+        if len(clock) < 3:
+            continue
+        if clock in seen:
+            out += problem(("setup", i), f"setup step {i + 1}: Shipment {step.row.get('id')} is scanned at the same "
+                                         f"times of day as setup step {seen[clock] + 1}'s "
+                                         f"({', '.join(t for _, t in clock)}): parcels are not scanned in step, so "
+                                         "vary the times")
+        else:
+            seen[clock] = i
+    return out
 
 
 DATED_IDS = {"tick": "created_at", "ord": "created_at", "msg": "ts", "ref": "created_at", "res": "created_at",
