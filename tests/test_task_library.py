@@ -13,6 +13,8 @@ from corecraft.domain import default_domain
 from corecraft.env.core import CoreCraftEnv
 from corecraft.tasks.check import check_task
 from corecraft.tasks.loader import CANARY
+from corecraft.tasks.model import SetupInsert
+from corecraft.world.lint import HOME_AREA_CODE_SHARE
 
 DOMAIN = default_domain()
 LIBRARY = DOMAIN.tasks
@@ -53,6 +55,18 @@ def test_test_split_carries_the_canary_and_is_not_loaded_by_default() -> None:
     for path in LIBRARY.files("test"):
         assert CANARY in path.read_text(encoding="utf-8")
     assert all(p.parent.name != "test" for p in LIBRARY.files())
+
+
+def test_setup_customers_mostly_carry_their_home_citys_area_code() -> None:
+    """As the world's customers do (lint's customer_phones): at most a fifth kept the number of a state they moved
+    from. Blind players read a queue of local customers with phones from across the country as made up."""
+    fidelity = DOMAIN.seeds.fidelity
+    phoned = [step.row for path in FILES for step in LIBRARY.load(path).task.setup
+              if isinstance(step, SetupInsert) and step.insert == "Customer" and step.row.get("phone")]
+    homes = [next((a for a in row["addresses"] if a["label"] == "home"), row["addresses"][0]) for row in phoned]
+    away = [row["id"] for row, home in zip(phoned, homes, strict=True)
+            if int(str(row["phone"])[1:4]) not in fidelity.area_codes(home["city"], home["state"])]
+    assert len(away) <= (1 - HOME_AREA_CODE_SHARE) * len(phoned), (len(away), len(phoned))
 
 
 def _rundown(path: Path) -> bool:
