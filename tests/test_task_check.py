@@ -51,6 +51,7 @@ EXPECTED: dict[str, tuple[int, str]] = {
     "minefield_tool_and_world": (38, "minefields.0: Value error, a minefield names exactly one of `tool` or `world`"),
     "unknown_actor": (7, "actor 'emp-999' is not an employee in world tiny"),
     "ordering_unknown_criterion": (31, "criterion 'looked_up': ordering names unknown criterion 'escalation_made'"),
+    "repeated_key": (31, "rubric.1.tool: written twice (lines 30 and 31); YAML keeps only the last, so merge them"),
 }
 
 runner = CliRunner()

@@ -57,6 +57,23 @@ def _lines(node: yaml.Node, path: tuple[Any, ...] = ()) -> Lines:
     return out
 
 
+def _repeated_keys(node: yaml.Node, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str, int, int]]:
+    """Every key written twice in one mapping: (path, key, first line, second line). YAML keeps only the later
+    value, so an edit that adds a key a criterion already has would silently drop the first."""
+    out = []
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key, value in node.value:
+            if key.value in seen:
+                out.append((path, str(key.value), seen[key.value], key.start_mark.line + 1))
+            seen.setdefault(key.value, key.start_mark.line + 1)
+            out += _repeated_keys(value, (*path, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            out += _repeated_keys(item, (*path, i))
+    return out
+
+
 def line_for(lines: Lines, loc: tuple[Any, ...]) -> int:
     """The line of the deepest known node on ``loc`` (skips union tags pydantic adds to paths)."""
     best = 1
@@ -114,6 +131,10 @@ def read_task(path: Path) -> tuple[Task, Lines]:
     if not isinstance(data, dict) or node is None:
         raise TaskError([Problem(name, 1, "a task file must be a YAML mapping of fields (id, family, prompt, …)")])
     lines = _lines(node)
+    if repeated := _repeated_keys(node):
+        raise TaskError([Problem(name, second, f"{'.'.join(str(p) for p in (*path, key))}: written twice (lines {first} and "
+                                              f"{second}); YAML keeps only the last, so merge them")
+                         for path, key, first, second in repeated])
     if "split" in data:
         raise TaskError([Problem(name, lines.get(("split",), 1), "do not write `split`: it comes from the folder")])
     try:
