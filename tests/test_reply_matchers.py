@@ -122,6 +122,8 @@ def test_accents_do_not_matter_for_names() -> None:
     ("- UPS Ground: 13 orders, $12.99 in shipping (12 shipped free)", "UPS Ground", "money", [12.99]),  # round 30
     ("- UPS Ground: 13 orders, $12.99 in shipping", "UPS Ground", "count", [13.0]),
     ("UPS Ground: 13 orders\n$12.99 was refunded.", "UPS Ground", "money", [None]),
+    ("- Dead on arrival (DOA): $114.00 (2 refunds: $59.00, $55.00)", "dead on arrival", "money", [114.0]),  # round 33
+    ("- Refunded $30.00 (one order): see below", "refunded", "money", [30.0]),
     ("We used UPS Ground for 13 orders, and $12.99 went on shipping.", "UPS Ground", "money", [None]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:

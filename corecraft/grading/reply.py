@@ -388,15 +388,16 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
                 key = (i - j if j < i else j - end, 0 if j < i else 1, tokens[j].amount.value)  # type: ignore[union-attr]
                 if best is None or key < best:
                     best = key
-            if best is None and i == 0 and _LINE_HEAD.match(reading.clauses[index][0]):
+            if best is None and i == 0 and reading.heads_a_labelled_line(index):
                 out.append(_rest_of_line(reading, index, unit))
                 continue
             out.append(best[2] if best is not None else None)
     return out
 
 
-_LINE_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*[^\W\d_][^:\n]*:")
-"""A clause that opens its line with a label and a colon ("- UPS Ground: 13 orders, $12.99 in shipping")."""
+_LINE_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*[^\W\d_][^:\n$]*:")
+"""A line that opens with a label and a colon ("- UPS Ground: 13 orders, $12.99 in shipping"; "- Dead on arrival (DOA):
+$114.00"), no figure before the colon."""
 
 
 def _rest_of_line(reading: Reading, index: int, unit: Unit) -> float | None:
@@ -505,9 +506,12 @@ class Reading:
         return any(abs(a.value - value) <= tol + 1e-9 for a in self.amounts)
 
     @cached_property
+    def _lines(self) -> list[str]:
+        return _COUNT_ASIDE.sub(r" \1", _EMPTY_ASIDE.sub(" ", self.masked)).split("\n")
+
+    @cached_property
     def _lined_clauses(self) -> tuple[tuple[str, str, int], ...]:
-        joined = _COUNT_ASIDE.sub(r" \1", _EMPTY_ASIDE.sub(" ", self.masked))
-        return tuple((part, part.casefold(), line) for line, text in enumerate(joined.split("\n"))
+        return tuple((part, part.casefold(), line) for line, text in enumerate(self._lines)
                      for clause in _CLAUSE_END.split(text) for part in _colon_parts(clause) if part.strip())
 
     @cached_property
@@ -519,6 +523,11 @@ class Reading:
     def line_of(self, index: int) -> int:
         """The line of the reply that clause ``index`` is on."""
         return self._lined_clauses[index][2]
+
+    def heads_a_labelled_line(self, index: int) -> bool:
+        """Whether clause ``index`` opens a line that reads "label: ..." ("- Dead on arrival (DOA): $114.00")."""
+        line = self.line_of(index)
+        return (index == 0 or self.line_of(index - 1) != line) and _LINE_HEAD.match(self._lines[line]) is not None
 
     def clause(self, index: int) -> _Clause:
         """Clause ``index`` read into tokens (on first use)."""
