@@ -320,7 +320,7 @@ def test_get_order_details_gathers_everything(ctx: ToolContext) -> None:
         product = db.fetch(ctx.conn, m.Product, line["product_id"], ctx.world.tz)
         assert (line["product_name"], line["category"]) == (product["name"], product["category"])
     payment = rows(ctx, m.Payment, "WHERE order_id = ?", (order_id,))[0]
-    assert result["payment"] == payment
+    assert result["payment"] == payment and result["payments"] == [payment]
     assert result["refunds"] == rows(
         ctx, m.Refund, "WHERE payment_id = ? ORDER BY created_at", (payment["id"],)
     )
@@ -349,6 +349,25 @@ def test_a_replacement_order_shows_what_it_replaces_and_has_no_payment(ctx: Tool
     warranty = ok(ctx, "check_warranty_status", {"order_id": order, "product_id": replacement["product"]})
     assert (warranty["order_id"], warranty["purchase_order_id"], warranty["purchase_date"]) == \
         (order, replaced, replacement["created_at"][:10])
+
+
+def test_an_order_paid_two_ways_shows_both_payments_and_the_refunds_on_each(ctx: ToolContext) -> None:
+    """Split tender: the details list every payment (the first is still ``payment``) and the refunds against any
+    of them, so a refund on the second payment is not hidden (blind round 34 found it only by searching)."""
+    order_id = order_with_refund(ctx)
+    first = rows(ctx, m.Payment, "WHERE order_id = ?", (order_id,))[0]
+    second = f"{first['id']}b"
+    ctx.conn.execute("INSERT INTO payment (id, order_id, amount, method, status, transaction_id, processed_at) "
+                     "SELECT ?, order_id, 20.0, 'paypal', 'partially_refunded', 'txn_5b0e3a9c1d7f24', processed_at "
+                     "FROM payment WHERE id = ?", (second, first["id"]))
+    refund = rows(ctx, m.Refund, "WHERE payment_id = ?", (first["id"],))[0]["id"]
+    columns = [c[1] for c in ctx.conn.execute("PRAGMA table_info(refund)") if c[1] not in ("id", "payment_id", "amount")]
+    ctx.conn.execute(f"INSERT INTO refund (id, payment_id, amount, {', '.join(columns)}) SELECT 'ref-250101-999', ?, "
+                     f"5.0, {', '.join(columns)} FROM refund WHERE id = ?", (second, refund))
+    result = ok(ctx, "get_order_details", {"order_id": order_id})
+    assert [p["id"] for p in result["payments"]] == [first["id"], second]
+    assert result["payment"]["id"] == first["id"]
+    assert "ref-250101-999" in {r["id"] for r in result["refunds"]}
 
 
 def test_get_order_details_without_shipment(ctx: ToolContext) -> None:

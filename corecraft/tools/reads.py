@@ -198,10 +198,12 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
 
     Returns the order (status, subtotal, discount, shipping_cost, total, shipping method and
     address, build, replaces_order_id, dates) with its lines (product name and category, quantity,
-    unit_price, line_total), customer, payment, shipment (with tracking events, or null if not
-    shipped), refunds against its payment, the support tickets about it and replacement_orders (the
-    no-charge orders that replace units of it). A no-charge replacement order (replaces_order_id set)
-    is $0 and has no payment (null), so nothing on it can be refunded.
+    unit_price, line_total), customer, payments (every payment taken for it, in the order they were
+    processed: an order paid two ways has two) and payment (the first of them), shipment (with
+    tracking events, or null if not shipped), refunds against any of its payments, the support tickets
+    about it and replacement_orders (the no-charge orders that replace units of it). A no-charge
+    replacement order (replaces_order_id set) is $0 and has no payment (null), so nothing on it can be
+    refunded.
     """
     order = require(ctx, m.Order, args.order_id, "order_id")
     lines = ctx.conn.execute(
@@ -212,8 +214,8 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
     customer = require(ctx, m.Customer, order["customer_id"], "order_id")
     payments = fetch_rows(ctx, m.Payment, "WHERE order_id = ? ORDER BY processed_at, id", (order["id"],))
     shipments = fetch_rows(ctx, m.Shipment, "WHERE order_id = ? ORDER BY shipped_at, id", (order["id"],))
-    refunds = fetch_rows(ctx, m.Refund, "WHERE payment_id = ? ORDER BY created_at, id",
-                         (payments[0]["id"],)) if payments else []
+    refunds = fetch_rows(ctx, m.Refund, f"WHERE payment_id IN ({', '.join('?' for _ in payments)}) "
+                         "ORDER BY created_at, id", tuple(p["id"] for p in payments)) if payments else []
     tickets = fetch_rows(ctx, m.SupportTicket, "WHERE order_id = ? ORDER BY created_at, id", (order["id"],))
     replacements = fetch_rows(ctx, m.Order, "WHERE replaces_order_id = ? ORDER BY created_at, id", (order["id"],))
     return {
@@ -222,6 +224,7 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
                    "unit_price": unit, "line_total": money(unit * qty)}
                   for i, pid, name, cat, qty, unit in lines],
         "customer": _pick(customer, ("id", "name", "email", "loyalty_tier")),
+        "payments": payments,
         "payment": payments[0] if payments else None,
         "shipment": shipments[0] if shipments else None,
         "refunds": refunds,
