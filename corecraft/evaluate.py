@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from corecraft.domain import default_domain
-from corecraft.env.core import CoreCraftEnv
+from corecraft.env.core import DEFAULT_MAX_STEPS, CoreCraftEnv
 from corecraft.grading.judge import JudgeConfig
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Task
@@ -111,7 +111,7 @@ def run_metadata(records: list[dict[str, Any]], trials: int, judge: JudgeConfig 
 
 
 def evaluate(tasks: Sequence[CompiledTask], make_agent: AgentFactory, trials: int = 1, concurrency: int = 1,
-             judge: JudgeConfig | None = None, max_steps: int = 120, out: Path | None = None,
+             judge: JudgeConfig | None = None, max_steps: int = DEFAULT_MAX_STEPS, out: Path | None = None,
              progress: Callable[[], None] | None = None, agent_name: str | None = None,
              agent_model: str | None = None, user: UserConfig | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run every (task, trial) episode, optionally in parallel threads; write results if ``out``.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corecraft.env.core import CoreCraftEnv
+from corecraft.env.core import DEFAULT_MAX_STEPS, CoreCraftEnv
 
 
 class PlayError(ValueError):
@@ -33,7 +33,7 @@ class PlaySession:
 
     @classmethod
     def start(cls, path: Path, task_id: str, split: str = "train",
-              max_steps: int = 120) -> tuple[PlaySession, list[dict[str, Any]]]:
+              max_steps: int = DEFAULT_MAX_STEPS) -> tuple[PlaySession, list[dict[str, Any]]]:
         """A new session on ``task_id`` (overwrites ``path``); returns it with the opening messages."""
         env = CoreCraftEnv(task_id=task_id, split=split, max_steps=max_steps)
         opening, _ = env.reset(seed=0)

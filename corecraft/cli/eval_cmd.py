@@ -15,6 +15,7 @@ from rich.table import Table
 from corecraft.agents.baselines import RandomAgent, ReferenceAgent
 from corecraft.agents.openai_agent import OpenAIAgent
 from corecraft.domain import default_domain
+from corecraft.env.core import DEFAULT_MAX_STEPS
 from corecraft.evaluate import AgentFactory, evaluate
 from corecraft.grading.judge import JudgeConfig
 from corecraft.report import write_report
@@ -41,7 +42,7 @@ def eval_command(
     trials: Annotated[int, typer.Option(min=1, max=32, help="Trials per task (for pass^k).")] = 1,
     tasks: Annotated[list[str] | None, typer.Option(help="Only these task ids.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64)] = 4,
-    max_steps: Annotated[int, typer.Option(min=1)] = 120,
+    max_steps: Annotated[int, typer.Option(min=1)] = DEFAULT_MAX_STEPS,
     out: Annotated[Path | None, typer.Option(help="Folder: <agent>/results.jsonl, <agent>/summary.json, report.html.")] = None,
 ) -> None:
     """Run agents over a split and print pass@1, pass^k and mean reward, overall and by group."""

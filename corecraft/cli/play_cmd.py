@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from corecraft.env.core import DEFAULT_MAX_STEPS
 from corecraft.play import PlayError, PlaySession
 from corecraft.tasks.loader import TaskError
 
@@ -34,7 +35,7 @@ def _load(session: Path) -> PlaySession:
 @app.command()
 def start(task: Annotated[str, typer.Argument(metavar="TASK", help="Task id.")], session: SessionOpt,
           split: Annotated[str, typer.Option(help="The task's split (a test task needs --split test).")] = "train",
-          max_steps: Annotated[int, typer.Option(min=1, help="Step budget.")] = 120) -> None:
+          max_steps: Annotated[int, typer.Option(min=1, help="Step budget.")] = DEFAULT_MAX_STEPS) -> None:
     """Start a session on TASK and print the opening messages (system and request)."""
     try:
         _, opening = PlaySession.start(session, task, split, max_steps)

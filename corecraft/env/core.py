@@ -20,6 +20,10 @@ from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.model import Task
 from corecraft.users import UserConfig, UserSimulator, make_user
 
+DEFAULT_MAX_STEPS = 120
+"""The step budget of an episode unless one is given (env, ``corecraft eval`` and ``corecraft play``): the longest
+reference solutions run 80 tool calls, and an agent calling one tool per step needs room to read."""
+
 
 class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     """A customer-support episode at CoreCraft Computers for a tool-using LLM agent.
@@ -87,8 +91,8 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     - ``split``: ``train`` (default), ``dev`` or ``test`` (held out: its tasks run only in a test env).
     - ``task_id``: pin one task (kept across autoreset). ``task``: a task object or its dict, for
       tasks that exist only in memory (plain data, so the env stays copyable).
-    - ``world``: run the task in another world recipe. ``max_steps``: step budget (default 120: the longest
-      reference solutions run 80 tool calls, and an agent calling one tool per step needs room to read).
+    - ``world``: run the task in another world recipe. ``max_steps``: step budget (default
+      :data:`DEFAULT_MAX_STEPS`, 120).
     - ``judge``: a :class:`JudgeConfig` or its dict; with none, ``llm_judge`` criteria are ``ungraded``.
     - ``user``: a :class:`~corecraft.users.UserConfig` or its dict: an LLM plays the customer of
       conversation tasks (seeded with its ``seed``, else the reset seed); with none, the scripted user.
@@ -109,7 +113,7 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 (Gymnasium's own attribute)
 
     def __init__(self, split: str = "train", task_id: str | None = None, world: str | None = None,
-                 max_steps: int = 120, judge: JudgeConfig | dict[str, Any] | None = None,
+                 max_steps: int = DEFAULT_MAX_STEPS, judge: JudgeConfig | dict[str, Any] | None = None,
                  render_mode: str | None = None, tasks_root: str | None = None,
                  task: Task | dict[str, Any] | None = None,
                  user: UserConfig | dict[str, Any] | None = None) -> None:

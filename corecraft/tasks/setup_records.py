@@ -135,11 +135,11 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         customer = db.fetch(world.conn, models.Customer, str(order["customer_id"]), world.tz) if order else None
         wrong = ship_to_problem(order["shipping_address"], customer["addresses"]) if order and customer else None
         return [] if wrong is None else problem("shipping_address", wrong)
-    if table == "Payment" and isinstance(step, SetupInsert) and (order_id := given.get("order_id")) and \
-            not re.fullmatch(re.escape(str(order_id).replace("ord-", "pay-", 1)) + "[b-z]?", str(row_id)):
-        return problem("id", f"is not named after its order {order_id}: every generated payment takes its order's "
-                             f"id ({str(order_id).replace('ord-', 'pay-', 1)}), and a second one on the same order "
-                             "adds a letter (…b, …c)")
+    named = str(given.get("order_id")).replace("ord-", "pay-", 1)
+    if table == "Payment" and isinstance(step, SetupInsert) and given.get("order_id") and \
+            not re.fullmatch(re.escape(named) + "[b-z]?", str(row_id)):
+        return problem("id", f"is not named after its order {given['order_id']}: every generated payment takes its "
+                             f"order's id ({named}), and a second one on the same order adds a letter (…b, …c)")
     if table == "Payment" and "transaction_id" in given:
         txn, payment = str(given["transaction_id"]), db.fetch(world.conn, models.Payment, str(row_id), world.tz)
         if not TRANSACTION_ID.fullmatch(txn):
