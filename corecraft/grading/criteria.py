@@ -103,6 +103,8 @@ def _args_match(call: CallRecord, args: Where) -> bool:
 
 
 def db_assert(c: DbAssert, ev: Evidence) -> Outcome:
+    if c.only_if is not None and not ev.rows(c.only_if.table, c.only_if.where):
+        return True, f"not applicable: no {c.only_if.table} row matches {_where_text(c.only_if.where)}"
     rows = ev.rows(c.table, c.where)
     if c.count is not None and not c.count.ok(len(rows)):
         return False, f"{len(rows)} {c.table} row(s) match, expected {c.count.describe()}"

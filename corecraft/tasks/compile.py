@@ -135,6 +135,9 @@ def _check_criterion(check: _Checker, loc: tuple[Any, ...], item: Criterion) -> 
     if isinstance(item, DbAssert):
         check.table((*loc, "table"), item.table, {**_keys((*loc, "where"), item.where),
                                                   **_keys((*loc, "expect"), item.expect)}, label)
+        if item.only_if is not None:
+            check.table((*loc, "only_if", "table"), item.only_if.table,
+                        _keys((*loc, "only_if", "where"), item.only_if.where), label)
     elif isinstance(item, DbDiff):
         for table, change in item.allow.items():
             check.table((*loc, "allow", table), table, {f: (*loc, "allow", table, "fields") for f in change.fields or []},

@@ -59,14 +59,24 @@ class _Criterion(_Strict):
                        "trips. For what no partial credit may survive: the answer itself, collateral writes, hygiene.")
 
 
+class RowsExist(_Strict):
+    """Some row of a table in the final world matches ``where`` (a precondition of a :class:`DbAssert`)."""
+
+    table: str = Field(description="Model name, e.g. SupportTicket.")
+    where: Where = Field(default_factory=dict)
+
+
 class DbAssert(_Criterion):
-    """Rows of a table in the final world: how many match, and what their fields hold."""
+    """Rows of a table in the final world: how many match, and what their fields hold; with ``only_if``, only
+    when the world holds a row that precondition names (a task with two right paths checks each on its own)."""
 
     kind: Literal["db_assert"]
     table: str = Field(description="Model name, e.g. Refund, SupportTicket, Order.")
     where: Where = Field(default_factory=dict)
     count: Count | None = Field(default=None, description="How many rows must match `where`.")
     expect: Where = Field(default_factory=dict, description="Every matching row must satisfy these.")
+    only_if: RowsExist | None = Field(default=None, description="Checked only when a row of this table matches "
+                                                                  "this `where` (else met).")
 
     @model_validator(mode="after")
     def _something(self) -> DbAssert:
