@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "83efd3ebb1b2b78fce5294b159f471079f10ba00ef0968a7ad5c7426cd5c64ea"
+DEFAULT_WORLD_HASH = "5d5a78087c50f7b2b7fbd57221a0fb1724ae8b64313e6bed8c1d6fff6a51201c"
 
 
 @pytest.mark.slow

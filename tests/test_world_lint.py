@@ -217,7 +217,8 @@ def test_shipment_scans_flags_a_ship_date_without_a_pickup(world: World) -> None
 
 
 def test_shipment_scans_flags_a_delay_scanned_nowhere_the_parcel_was(world: World) -> None:
-    ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' ORDER BY id")
+    ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' "
+                                                 "AND delivered_at > eta ORDER BY id")
     scans = json.loads(events)
     last = scans[-3]  # the last scan before out for delivery and delivered
     delay = {"ts": scans[-2]["ts"], "status": "delayed", "location": "carrier network"}
@@ -902,11 +903,12 @@ def test_refund_units_flags_two_units_refunded_for_a_gift_already_owned(world: W
 
 
 def test_restocking_fees_flags_a_resolution_claiming_a_fee_not_withheld(world: World) -> None:
-    res, = pick(world, "restocking_fees", "SELECT r.id FROM resolution r JOIN refund x ON x.id = r.refund_id "
-                "JOIN orderline l ON l.id = json_extract(x.lines, '$[0].order_line_id') JOIN product p "
-                "ON p.id = l.product_id WHERE x.reason = 'return' AND r.details NOT LIKE '%restocking fee%' "
-                "AND p.category IN ('cpu', 'gpu', 'motherboard', 'prebuilt') ORDER BY r.id")
+    res, product = pick(world, "restocking_fees", "SELECT r.id, p.id FROM resolution r JOIN refund x ON x.id = "
+                        "r.refund_id JOIN orderline l ON l.id = json_extract(x.lines, '$[0].order_line_id') JOIN product p "
+                        "ON p.id = l.product_id WHERE x.reason = 'return' AND r.details NOT LIKE '%restocking fee%' "
+                        "ORDER BY r.id")
     found = injected(world, "restocking_fees", res,
+                     ("UPDATE product SET category = 'gpu' WHERE id = ?", (product,)),  # a part that can carry the fee
                      ("UPDATE resolution SET details = replace(details, ', return)', ', return, less the 15% restocking "
                       "fee)') WHERE id = ?", (res,)))
     assert len(found) == 1 and found[0].message.startswith("says the restocking fee was withheld")
@@ -1600,3 +1602,125 @@ def test_text_durations_flags_a_parcel_stuck_at_a_hub_after_it_went_out_for_deli
                      ("UPDATE supportticket SET body = ? WHERE id = ?",
                       ("Tracking 1Z999 stuck at a UPS hub for 3 days. Opened a trace.", ticket)))
     assert len(found) == 1 and "hub for 3 days" in found[0].message and "at hub" in found[0].message
+
+
+def test_shipment_scans_flags_a_delay_flagged_before_the_eta(world: World) -> None:
+    ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' "
+                                                      "AND eta IS NOT NULL AND delivered_at <= eta ORDER BY id")
+    scans = json.loads(events)
+    early = datetime.fromisoformat(scans[1]["ts"]) + timedelta(minutes=5)  # right after the pickup
+    delay = {"ts": early.isoformat(), "status": "delayed", "location": scans[1]["location"]}
+    found = injected(world, "shipment_scans", ship, ("UPDATE shipment SET events = ? WHERE id = ?",
+                                                     (json.dumps([*scans[:2], delay, *scans[2:]]), ship)))
+    assert len(found) == 1 and found[0].message.startswith(f"is scanned delayed on {early:%Y-%m-%d}, before its ETA")
+
+
+def test_card_claims_flags_a_different_card_on_a_paypal_order(world: World) -> None:
+    ticket, order = pick(world, "card_claims", "SELECT t.id, t.order_id FROM supportticket t JOIN payment p "
+                                               "ON p.order_id = t.order_id WHERE p.method = 'paypal' ORDER BY t.id")
+    found = injected(world, "card_claims", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"Can I move {order} to a different card? Mine expires.", ticket)))
+    assert [f.message for f in found] == ["says 'different card' but the records show a paypal payment"]
+
+
+def test_ticket_wording_repeats_flags_one_wording_twice_in_the_queue(world: World) -> None:
+    first, second = [r[0] for r in world.conn.execute(
+        "SELECT id FROM supportticket t WHERE customer_id <> (SELECT customer_id FROM supportticket ORDER BY created_at "
+        "LIMIT 1) OR id = (SELECT id FROM supportticket ORDER BY created_at LIMIT 1) ORDER BY created_at LIMIT 2")]
+    found = injected(world, "ticket_wording_repeats", second,
+                     ("UPDATE supportticket SET status = 'open' WHERE id IN (?, ?)", (first, second)),
+                     ("UPDATE supportticket SET body = (SELECT body || ' Thanks.' FROM supportticket WHERE id = ?) "
+                      "WHERE id = ?", (first, second)))
+    assert len(found) == 1 and found[0].message.startswith(f"is worded as {first} (")
+    assert found[0].message.endswith("and both are still open")
+
+
+def test_build_themes_flags_a_budget_build_of_costly_parts_and_a_broken_reference_build(world: World) -> None:
+    build, = pick(world, "build_themes", "SELECT b.id FROM build b JOIN buildcomponent c ON c.build_id = b.id "
+                                         "JOIN product p ON p.id = c.product_id GROUP BY b.id "
+                                         "HAVING sum(p.price) > 1500 ORDER BY b.id")
+    found = injected(world, "build_themes", build,
+                     ("UPDATE build SET name = 'Sam''s budget esports build' WHERE id = ?", (build,)))
+    assert [f.message for f in found] == ["is named \"Sam's budget esports build\" but its parts are not a budget "
+                                          "esports build"]
+    reference, part = pick(world, "build_themes", "SELECT b.id, c.id FROM build b JOIN buildcomponent c ON "
+                                                  "c.build_id = b.id JOIN product p ON p.id = c.product_id WHERE "
+                                                  "p.category = 'cpu' AND b.id <> ? ORDER BY b.id".replace("?", repr(build)))
+    socket, = one(world, "SELECT json_extract(p.specs, '$.socket') FROM buildcomponent c JOIN product p "
+                         "ON p.id = c.product_id WHERE c.id = ?", part)
+    other, = one(world, "SELECT id FROM product WHERE category = 'cpu' AND json_extract(specs, '$.socket') <> ? "
+                        "ORDER BY id LIMIT 1", socket)
+    found = injected(world, "build_themes", reference,
+                     ("UPDATE build SET owner_type = 'internal', customer_id = NULL, name = 'Reference build' "
+                      "WHERE id = ?", (reference,)),
+                     ("UPDATE buildcomponent SET product_id = ? WHERE id = ?", (other, part)))
+    assert len(found) == 1 and found[0].message.startswith("is a reference build of incompatible parts: CPU socket")
+
+
+def test_outcome_fit_flags_a_dead_on_arrival_item_refunded_as_a_plain_return(world: World) -> None:
+    refund, ticket = pick(world, "outcome_fit", "SELECT r.id, r.ticket_id FROM refund r JOIN supportticket t "
+                                                "ON t.id = r.ticket_id WHERE r.reason = 'return' ORDER BY r.id")
+    found = injected(world, "outcome_fit", refund,
+                     ("UPDATE supportticket SET subject = 'Return - dead on arrival' WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == [f"refunds {ticket} ('Return - dead on arrival') as return"]
+
+
+def test_resolution_fit_flags_a_correction_to_an_order_never_changed(world: World) -> None:
+    resolution, order, created = pick(world, "resolution_fit", "SELECT r.id, t.order_id, o.created_at FROM resolution r "
+                                      "JOIN supportticket t ON t.id = r.ticket_id JOIN \"order\" o ON o.id = t.order_id "
+                                      "WHERE o.status <> 'cancelled' AND t.type <> 'billing' ORDER BY r.id")
+    before_shipping = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(minutes=30))
+    found = injected(world, "resolution_fit", resolution,
+                     ("UPDATE resolution SET outcome = 'order_updated', created_at = ? WHERE id = ?",
+                      (before_shipping, resolution)),
+                     ("UPDATE \"order\" SET updated_at = ? WHERE id = ?", (created, order)))
+    assert len(found) == 1 and found[0].message.startswith(f"corrects {order}, but the order was last updated ")
+
+
+def test_text_durations_counts_business_days_with_the_holidays(world: World) -> None:
+    ticket, order = pick(world, "text_durations", "SELECT t.id, t.order_id FROM supportticket t JOIN shipment s "
+                                                  "ON s.order_id = t.order_id WHERE s.shipped_at < t.created_at "
+                                                  "AND t.type = 'shipping' ORDER BY t.id")
+    found = injected(world, "text_durations", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"It's been 40 business days. Order {order}. Nothing. Please check.", ticket)))
+    assert len(found) == 1 and found[0].message.startswith("says 'been 40 business days'; the records say ")
+
+
+def test_status_claims_flags_a_return_reaching_the_warehouse_hours_after_it_was_asked_for(world: World) -> None:
+    ticket, order, created = pick(world, "status_claims", "SELECT t.id, t.order_id, t.created_at FROM supportticket t "
+                                  "JOIN shipment s ON s.order_id = t.order_id WHERE s.delivered_at < t.created_at "
+                                  "AND NOT EXISTS (SELECT 1 FROM refund x JOIN payment p ON p.id = x.payment_id "
+                                  "WHERE p.order_id = t.order_id) ORDER BY t.id")
+    other, = one(world, "SELECT id FROM supportticket WHERE id <> ? AND order_id IS NOT NULL ORDER BY id LIMIT 1", ticket)
+    asked = db.encode_datetime(db.decode_datetime(created, world.tz) - timedelta(hours=6))
+    claim = "I shipped it back with your prepaid label and its tracking shows it delivered to your warehouse. Still no refund."
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET order_id = ?, type = 'return', created_at = ? WHERE id = ?",
+                      (order, asked, other)),
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (claim, ticket)))
+    assert len(found) == 1 and "returned a while" in found[0].message
+    world.conn.execute("UPDATE supportticket SET created_at = ? WHERE id = ?",
+                       (db.encode_datetime(db.decode_datetime(created, world.tz) - timedelta(days=6)), other))
+    assert ticket not in flagged(world, "status_claims")
+
+
+def test_slack_day_end_flags_a_missed_evening_pickup_posted_in_the_morning(world: World) -> None:
+    message, ts = pick(world, "slack_day_end", "SELECT id, ts FROM slackmessage ORDER BY id")
+    morning = db.decode_datetime(ts, world.tz).replace(hour=9, minute=22)
+    found = injected(world, "slack_day_end", message,
+                     ("UPDATE slackmessage SET text = 'UPS missed the evening pickup today, the truck comes back "
+                      "tomorrow.', ts = ? WHERE id = ?", (db.encode_datetime(morning), message)))
+    assert [f.message for f in found] == ["says 'missed the evening pickup' at 09:22, before 16:00"]
+
+
+def test_ticket_builds_flags_a_cad_office_plan_linked_to_a_saved_build(world: World) -> None:
+    ticket, = pick(world, "ticket_builds", "SELECT id FROM supportticket WHERE build_id IS NULL ORDER BY id")
+    build, = one(world, "SELECT id FROM build ORDER BY id LIMIT 1")
+    found = injected(world, "ticket_builds", ticket,
+                     ("UPDATE supportticket SET build_id = ?, subject = 'Workstation build for CAD', body = "
+                      "'Our office needs 3 workstations for CAD. Could someone put together a parts list?' WHERE id = ?",
+                      (build, ticket)))
+    assert [f.message for f in found] == [f"plans machines not yet designed ('Workstation build for CAD') but is "
+                                          f"linked to {build}"]

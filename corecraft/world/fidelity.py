@@ -12,7 +12,7 @@ import math
 import random
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from functools import cached_property, lru_cache, partial
@@ -20,6 +20,8 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from corecraft.world.rules import business_days_after
 
 
 class _Data(BaseModel):
@@ -127,6 +129,30 @@ class Budget(_Data):
     pattern: str
     low: int
     high: int
+
+
+class BuildTheme(_Data):
+    """What a build named for a theme holds: each condition given holds of its parts."""
+
+    min_gpu_price: float | None = None
+    max_gpu_price: float | None = None
+    min_cores: int | None = None
+    max_total: float | None = None
+    sff: bool = False
+    """Its case takes no ATX board."""
+
+    def fits(self, parts: Sequence[Row]) -> bool:
+        """Whether a build of ``parts`` (product rows) is one of the theme."""
+        first = {p["category"]: p for p in reversed(parts)}
+        gpu, cpu, case = (first.get(c) for c in ("gpu", "cpu", "case"))
+        checks = [
+            self.min_gpu_price is None or (gpu is not None and gpu["price"] >= self.min_gpu_price),
+            self.max_gpu_price is None or (gpu is not None and gpu["price"] <= self.max_gpu_price),
+            self.min_cores is None or (cpu is not None and cpu["specs"].get("cores", 0) >= self.min_cores),
+            self.max_total is None or sum(p["price"] for p in parts) <= self.max_total,
+            not self.sff or (case is not None and "ATX" not in case["specs"].get("form_factors", ["ATX"])),
+        ]
+        return all(checks)
 
 
 SETTLED = ("placed", "refunded", "replaced_before")
@@ -553,11 +579,23 @@ class Fidelity(_Data):
     """Which ranks may post which Slack lines: managers approve, directors and VPs announce and decide."""
     new_hire: str
     """Slack words welcoming a new hire (a regex): an employee named with them has no earlier record."""
+    unbuilt_plans: str
+    """Ticket words about machines not yet designed (a regex, case-insensitive): such a ticket links no build."""
+    day_end_words: str
+    """Slack words about the end of a working day (a missed evening pickup; a regex)."""
+    day_end_hour: int
+    """The hour (world time) from which a post may speak of the day's end."""
+    card_claim: str
+    """Words about the card an order was paid with (a regex, case-insensitive)."""
+    card_methods: list[str]
+    """The payment methods that charge a card (a wallet's too): only their orders' texts speak of the card."""
     high_priority: str
     """Ticket words that make it high priority (a regex): a DOA item (and any ``safety_issue``)."""
     safety_issue: str
     """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
     budgets: dict[str, Budget]
+    build_themes: dict[str, BuildTheme]
+    """Themes a saved build is named for, each with what such a build holds."""
     """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
     detail_topics: dict[str, TicketTopic]
     """What a resolution's details may claim only of a ticket about it (``pattern`` in the details, ``ticket``
@@ -931,7 +969,7 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
     (r"hub for (\d+) days", "at_hub"),
     (r"but took (\d+)", "transit_days"),
     (r"'label created' for (\d+) days", "since_label"),
-    (r"been (\d+) business days", "since_shipped"),
+    (r"been (\d+) business days", "business_days_shipped"),
     (r"(\d+) days since the ship email", "since_shipped"),
     (r"arrived on (\d{4}-\d{2}-\d{2})", "delivered_date"),
     (r"facility since (\d{4}-\d{2}-\d{2})", "last_scan_date"),
@@ -957,8 +995,9 @@ def _days(later: datetime, earlier: datetime) -> float:
 
 
 def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None, payment: Row | None,
-            refunds_processed: Sequence[datetime]) -> float | date | None:
-    """The record-backed value behind a quoted duration or date, as of ``when`` (None: no such record)."""
+            refunds_processed: Sequence[datetime], holidays: Collection[date]) -> float | date | None:
+    """The record-backed value behind a quoted duration or date, as of ``when`` (None: no such record); business
+    days skip weekends and the carrier ``holidays``."""
     delivered = ship["delivered_at"] if ship and ship["delivered_at"] and ship["delivered_at"] <= when else None
     label = label_created(ship)
     measures: dict[str, Callable[[], float | date | None]] = {
@@ -967,6 +1006,9 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
         "since_delivery": lambda: _days(when, delivered) if delivered else None,
         "since_label": lambda: _days(when, label) if label is not None and label <= when else None,
         "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship and ship["shipped_at"] <= when else None,
+        "business_days_shipped": lambda: float(business_days_after(ship["shipped_at"].astimezone(tz).date(),
+                                                                   when.astimezone(tz).date(), holidays))
+        if ship and ship["shipped_at"] <= when else None,
         "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
         "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
         "delivered_date": lambda: delivered.astimezone(tz).date() if delivered else None,
@@ -1003,19 +1045,21 @@ def _last_scan_day(when: datetime, tz: tzinfo, ship: Row | None) -> date | None:
 
 
 def duration_problems(text: str, when: datetime, tz: tzinfo, order: Row | None, ship: Row | None,
-                      payment: Row | None, refunds_processed: Sequence[datetime]) -> list[str]:
+                      payment: Row | None, refunds_processed: Sequence[datetime],
+                      holidays: Collection[date]) -> list[str]:
     """Sentences on every duration or date in ``text`` that the records do not bear out."""
     problems = [f"says {m.group(0)!r}: one day is not 'days'" for m in ONE_DAYS.finditer(text)]
     for pattern, kind in DURATION_CLAIMS:
         for match in pattern.finditer(text):
-            actual = None if order is None else measure(kind, when, tz, order, ship, payment, refunds_processed)
+            actual = None if order is None else measure(kind, when, tz, order, ship, payment, refunds_processed,
+                                                        holidays)
             claim = match.group(1)
             if actual is None:
                 problems.append(f"says {match.group(0)!r} but the records have no {kind.replace('_', ' ')}")
             elif isinstance(actual, date):
                 if claim != actual.isoformat():
                     problems.append(f"says {match.group(0)!r}; the records say {actual.isoformat()}")
-            elif abs(int(claim) - actual) > DAY_TOLERANCE + (5 if "business" in match.group(0) else 0):
+            elif abs(int(claim) - actual) > DAY_TOLERANCE:
                 problems.append(f"says {match.group(0)!r}; the records say {actual:.1f} days")
     return problems
 
@@ -1097,6 +1141,9 @@ ALARM_WORDS = re.compile(r"\b(urgent|asap|safety|burn\w*|smok\w*|melt\w*|recall\
 """Words of a Slack post that raises an alarm: only such a post draws fire or rotating-light reactions."""
 
 
+OPEN_TICKET_STATUSES = frozenset({"new", "open", "pending_customer"})
+"""Statuses of a ticket still being worked on: the queue an agent sees together."""
+
 OFF_THE_QUEUE = frozenset({"Product Manager"})
 """Titles that do not work their department's ticket queue: the product manager leaves recommendation tickets
 to the product specialists (a product manager closing tickets reads as odd)."""
@@ -1137,6 +1184,11 @@ HELD_TICKET_TYPES = ("troubleshooting", "return")
 """Ticket types written by a customer who has the order's goods (a part to fix or to send back)."""
 
 
+RETURN_TRANSIT_DAYS = 2
+"""The fewest weekdays from a return asked for (or refunded as returned) until the customer can say the parcel
+sent back has reached the warehouse (``returned_a_while``)."""
+
+
 def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: Sequence[Row],
                  earlier_tickets: Sequence[Row] = ()) -> set[str]:
     """The states (``status_claims``' words) ``order`` was in at ``when`` (``earlier_tickets``: the tickets
@@ -1160,9 +1212,12 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
         states.add("delivered_recently" if days <= RECENT_DELIVERY_DAYS else "delivered_a_while_ago")
         if days >= 1:
             states.add("delivered_before_today")
-    returned = any(x["lines"] for x in refunds_before) or any(
-        t["type"] == "return" and t["order_id"] == order["id"] and t["created_at"] < when for t in earlier_tickets)
-    states.add("returned" if returned else "not_returned")
+    sent_back = [x["created_at"] for x in refunds_before if x["lines"]] + [
+        t["created_at"] for t in earlier_tickets if t["type"] == "return" and t["order_id"] == order["id"]
+        and t["created_at"] < when]
+    states.add("returned" if sent_back else "not_returned")
+    if sent_back and business_days_after(min(sent_back).date(), when.date(), ()) >= RETURN_TRANSIT_DAYS:
+        states.add("returned_a_while")
     in_hand = any(t["type"] in HELD_TICKET_TYPES and t["order_id"] == order["id"] and t["created_at"] < when
                   for t in earlier_tickets)
     states.add("in_hand" if in_hand else "not_in_hand")
@@ -1184,6 +1239,24 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
         states.add("recent")
     states.add("refunded" if refunds_before else "not_refunded")
     return states
+
+
+def day_end_problems(text: str, local: datetime, rules: Fidelity) -> list[str]:
+    """A sentence when a Slack ``text`` posted at ``local`` (world time) speaks of the day's end before it came."""
+    match = re.search(rules.day_end_words, text)
+    if match is None or local.hour >= rules.day_end_hour:
+        return []
+    return [f"says {match.group(0)!r} at {local:%H:%M}, before {rules.day_end_hour:02d}:00"]
+
+
+def card_problems(text: str, payment: Row | None, rules: Fidelity) -> list[str]:
+    """A sentence when ``text`` speaks of the card its order was paid with but the order's ``payment`` (None: the
+    records hold none) charged no card."""
+    match = re.search(rules.card_claim, text, re.IGNORECASE)
+    if match is None or (payment is not None and payment["method"] in rules.card_methods):
+        return []
+    paid = "no payment" if payment is None else f"a {payment['method'].replace('_', ' ')} payment"
+    return [f"says {match.group(0)!r} but the records show {paid}"]
 
 
 def status_problems(text: str, when: datetime, tier: str, order: Row | None, ship: Row | None,

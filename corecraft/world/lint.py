@@ -15,15 +15,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from itertools import pairwise
+from itertools import combinations, pairwise
 from typing import Any
 
 from corecraft.world import db, models
-from corecraft.world.compat import order_problems
+from corecraft.world.compat import build_problems, order_problems
 from corecraft.world.fidelity import (
     CENT,
     DELIVERY_CLAIM,
     OFF_THE_QUEUE,
+    OPEN_TICKET_STATUSES,
     RAW_ID,
     RETURN_FOLLOW_UP,
     TICKET_ID,
@@ -31,11 +32,13 @@ from corecraft.world.fidelity import (
     WORK_WEEK_WORDS,
     Fidelity,
     OrderStory,
+    card_problems,
     category_problems,
     claim_problems,
     complained_of,
     complaints_by_product,
     count_problems,
+    day_end_problems,
     days_past_window,
     duration_problems,
     fill_words,
@@ -101,6 +104,9 @@ class Records:
 
     def __init__(self, world: World, seeds: Seeds) -> None:
         self.rules: Fidelity = seeds.fidelity
+        self.ticket_phrases = [p for pools in (seeds.phrases.tickets, seeds.phrases.ticket_reserve)
+                               for pool in pools.values() for p in pool]
+        """Every phrase a ticket may be written from."""
         self.policy = seeds.policy
         self.now = world.now
         self.tz = world.tz
@@ -210,7 +216,8 @@ class Records:
         """:func:`duration_problems` of ``text`` about ``order_id``'s records at ``when``."""
         refunds = [x["processed_at"] for x in self.refunds_of.get(order_id or "", []) if x["processed_at"]]
         return duration_problems(text, when, self.tz, self.orders.get(order_id or ""),
-                                 self.shipment_of.get(order_id or ""), self.payment_of.get(order_id or ""), refunds)
+                                 self.shipment_of.get(order_id or ""), self.payment_of.get(order_id or ""), refunds,
+                                 self.policy.carrier_holidays)
 
     def held(self, ticket: Row) -> list[Row]:
         """The customer's parts a ticket is about: its order's lines and its (or its order's) build's parts."""
@@ -434,8 +441,8 @@ SCAN_ORDER = ("label_created", "picked_up")
 def shipment_scans(r: Records) -> list[Finding]:
     """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, its scans are in
     time order, a ``delayed`` scan is made where the parcel is (the place of the scan before it), not in
-    "carrier network", and a label is not printed the very minute the payment was captured (someone picks the
-    order first)."""
+    "carrier network", and not before the day of its ETA (a parcel is late once it misses it), and a label is not
+    printed the very minute the payment was captured (someone picks the order first)."""
     found = []
     for ship in r.shipments.values():
         statuses = [e["status"] for e in ship["events"]]
@@ -448,6 +455,10 @@ def shipment_scans(r: Records) -> list[Finding]:
                           f"was last scanned at {before['location']}")
                   for before, now in pairwise(ship["events"])
                   if now["status"] == "delayed" and now["location"] != before["location"]]
+        found += [Finding("shipment_scans", ship["id"], f"is scanned delayed on {e['ts'][:10]}, before its ETA "
+                          f"({ship['eta']:%Y-%m-%d})")
+                  for e in ship["events"] if e["status"] == "delayed" and ship["eta"] is not None
+                  and datetime.fromisoformat(e["ts"]).astimezone(r.tz).date() < ship["eta"].astimezone(r.tz).date()]
         if tuple(statuses[:2]) != SCAN_ORDER:
             found.append(Finding("shipment_scans", ship["id"], f"has a ship date ({ship['shipped_at']:%Y-%m-%d}) but "
                                  f"its scans begin {' > '.join(statuses[:3]) or 'with none'}, not label_created > "
@@ -602,6 +613,22 @@ def build_dates(r: Records) -> list[Finding]:
             if o["build_id"] and r.builds[o["build_id"]]["created_at"] > o["created_at"]]
 
 
+def build_themes(r: Records) -> list[Finding]:
+    """A build named for a theme (``build_themes``: "budget esports", "4K gaming" ...) holds parts of it, and an
+    internal reference build passes the compatibility rules (a customer's may not: that is their mistake)."""
+    found = []
+    for build in r.builds.values():
+        parts = [r.products[pid] for pid in r.parts.get(build["id"], [])]
+        found += [Finding("build_themes", build["id"], f"is named {build['name']!r} but its parts are not a {theme} build")
+                  for theme, rule in r.rules.build_themes.items()
+                  if re.search(rf"\b{re.escape(theme)}\b", build["name"]) and not rule.fits(parts)]
+        problems = build_problems(parts) if build["owner_type"] == "internal" else []
+        if problems:
+            found.append(Finding("build_themes", build["id"], f"is a reference build of incompatible parts: "
+                                 f"{problems[0]['message']}"))
+    return found
+
+
 def text_durations(r: Records) -> list[Finding]:
     """Durations and dates quoted in tickets and Slack agree with the records they are about (a ticket about
     no order: with one of its customer's earlier orders)."""
@@ -613,6 +640,14 @@ def text_durations(r: Records) -> list[Finding]:
         found += [Finding("text_durations", entity_id, problem) for problem in min(
             (r.duration_problems(text, when, about) for about in [order_id, *quoted]), key=len)]
     return found
+
+
+def card_claims(r: Records) -> list[Finding]:
+    """A ticket or Slack post speaks of the card an order was paid with ("a different card", "on my card") only
+    when the order it is about was paid by card or a card wallet (``card_methods``), not by PayPal or transfer."""
+    return [Finding("card_claims", entity_id, problem) for entity_id, text, _, order_id in r.texts()
+            if not entity_id.startswith(("res-", "esc-"))
+            for problem in card_problems(text, r.payment_of.get(order_id or ""), r.rules)]
 
 
 def delivery_claims(r: Records) -> list[Finding]:
@@ -1044,6 +1079,12 @@ def slack_office_hours(r: Records) -> list[Finding]:
         for msg in r.messages.values() if msg["ts"] >= r.now]
 
 
+def slack_day_end(r: Records) -> list[Finding]:
+    """A post that speaks of the day's end (a missed evening pickup, ``day_end_words``) comes late in the day."""
+    return [Finding("slack_day_end", msg["id"], problem) for msg in r.messages.values()
+            for problem in day_end_problems(msg["text"], msg["ts"].astimezone(r.tz), r.rules)]
+
+
 def ticket_assignees(r: Records) -> list[Finding]:
     """Tickets are worked by those who work their department's queue: none is assigned to, or resolved by, a
     title :data:`OFF_THE_QUEUE` (the product manager)."""
@@ -1069,6 +1110,15 @@ def ticket_owned_products(r: Records) -> list[Finding]:
                           f"received from us by {t['created_at']:%Y-%m-%d}")
                   for p in r.named_products(text) if p["id"] not in received]
     return found
+
+
+def ticket_builds(r: Records) -> list[Finding]:
+    """A ticket about machines not yet designed (``unbuilt_plans``: an office's CAD workstations, a first PC) is
+    about no saved build."""
+    return [Finding("ticket_builds", t["id"], f"plans machines not yet designed ({t['subject']!r}) but is linked to "
+                    f"{t['build_id']}")
+            for t in r.tickets.values()
+            if t["build_id"] and re.search(r.rules.unbuilt_plans, f"{t['subject']}\n{t['body']}", re.IGNORECASE)]
 
 
 def ticket_channels(r: Records) -> list[Finding]:
@@ -1318,7 +1368,7 @@ def escalation_fit(r: Records) -> list[Finding]:
 
 def resolution_fit(r: Records) -> list[Finding]:
     """A resolution does what the order's state allowed then: order details are corrected only before it
-    ships, a replacement is sent only for a delivered order."""
+    ships (and the order was updated then or later), a replacement is sent only for a delivered order."""
     found = []
     for res in r.resolutions.values():
         t = r.tickets[res["ticket_id"]]
@@ -1328,6 +1378,10 @@ def resolution_fit(r: Records) -> list[Finding]:
         states = order_states(res["created_at"], order, r.shipment_of.get(order["id"]), [])
         if res["outcome"] == "order_updated" and t["type"] != "billing" and "shipped" in states:
             found.append(Finding("resolution_fit", res["id"], f"corrects {order['id']}, which had already shipped"))
+        if res["outcome"] == "order_updated" and order["status"] != "cancelled" \
+                and order["updated_at"] < res["created_at"]:
+            found.append(Finding("resolution_fit", res["id"], f"corrects {order['id']}, but the order was last updated "
+                                 f"{order['updated_at']:%Y-%m-%d %H:%M}, before it"))
         if res["outcome"] == "replacement_sent" and "delivered" not in states:
             found.append(Finding("resolution_fit", res["id"], f"sends a replacement for {order['id']}, "
                                  "which had not been delivered"))
@@ -1540,22 +1594,38 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
     return _repeats("duplicate_ticket_texts", r.tickets.values(), "created_at", "body", "body")
 
 
+def ticket_wording_repeats(r: Records) -> list[Finding]:
+    """One customer never writes two tickets from one phrase, and no two tickets still being worked on (the queue
+    an agent sees together) share one: word-for-word wording across tickets is a template's tell."""
+    found = []
+    for phrase in r.ticket_phrases:
+        written = sorted((t for t in r.tickets.values() if phrase.wrote(t["body"])),
+                         key=lambda t: (t["created_at"], t["id"]))
+        found += [Finding("ticket_wording_repeats", later["id"], f"is worded as {earlier['id']} ({phrase.subject!r}), "
+                          + ("by the same customer" if later["customer_id"] == earlier["customer_id"]
+                             else "and both are still open"))
+                  for earlier, later in combinations(written, 2)
+                  if later["customer_id"] == earlier["customer_id"]
+                  or {earlier["status"], later["status"]} <= OPEN_TICKET_STATUSES]
+    return found
+
+
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days, shipment_speeds,
     shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs, build_dates,
-    text_durations, delivery_claims, outcome_fit, ledger_claims,
-    product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,
+    text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
+    build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,
     customer_phones, handbook_steps, handbook_channels,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
-    replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, slack_claims,
+    replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, ticket_wording_repeats, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
     slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
-    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_weekdays, slack_reactions,
+    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_day_end, slack_weekdays, slack_reactions,
     slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
-    ticket_raw_ids, ticket_channels, ticket_assignees, ticket_owned_products, ticket_budgets, product_model_years,
+    ticket_raw_ids, ticket_builds, ticket_channels, ticket_assignees, ticket_owned_products, ticket_budgets, product_model_years,
     ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from corecraft.world.seeds import Policy
+if TYPE_CHECKING:  # the seeds read the fidelity data, which counts business days here
+    from corecraft.world.seeds import Policy
 
 
 def money(value: float) -> float:

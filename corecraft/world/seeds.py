@@ -7,6 +7,7 @@ must agree.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from functools import cached_property
 from pathlib import Path
@@ -51,6 +52,17 @@ class TicketPhrase(_Seed):
     body: str
     first_contact: str | None = None
     """The body for a customer with no earlier ticket to quote (phrases whose body quotes {ticket_id})."""
+
+    @cached_property
+    def marks(self) -> tuple[str, ...]:
+        """The longest stretch of words between placeholders in each of its bodies: what every ticket written
+        from the phrase shares word for word."""
+        bodies = [self.body] + ([self.first_contact] if self.first_contact else [])
+        return tuple(max(re.split(r"\{\w+\}", body), key=len).strip() for body in bodies)
+
+    def wrote(self, body: str) -> bool:
+        """Whether a ticket ``body`` was written from this phrase."""
+        return any(mark in body for mark in self.marks)
 
 
 class Phrases(_Seed):

@@ -64,15 +64,21 @@ class CatalogMixin(GeneratorBase):
         builds: list[dict[str, Any]] = []
         parts: list[dict[str, Any]] = []
         themes = ("1440p gaming", "4K gaming", "streaming", "workstation", "small form factor", "budget esports")
+        rules = self.seeds.fidelity.build_themes
         for i in range(1, self.recipe.counts.builds + 1):
             internal = self.rng.random() < 0.2
             owner: dict[str, Any] | None = None if internal else self.rng.choice(customers)
             components = self.compatible_parts(by_cat)
-            if self.rng.random() < 0.3:  # a customer-made mistake: one part swapped at random
-                swap = self.rng.choice(components)
-                components[components.index(swap)] = self.rng.choice(by_cat[swap["category"]])
-            theme = self.rng.choice(themes)
-            name = f"{owner['name'].split()[0]}'s {theme} build" if owner else f"Reference build: {theme}"
+            if self.rng.random() < 0.3:  # a customer-made mistake: one part swapped at random (our reference
+                swap = self.rng.choice(components)  # builds are checked: drawn, not made)
+                wrong = self.rng.choice(by_cat[swap["category"]])
+                if not internal:
+                    components[components.index(swap)] = wrong
+            drawn = self.rng.choice(themes)  # the theme drawn if the parts fit it, else one they fit (if any)
+            fitting = [t for t in themes if rules[t].fits(components)]
+            theme = drawn if drawn in fitting else self.local_rng("theme", str(i)).choice(fitting) if fitting else None
+            label = f"{theme} build" if theme else "build"
+            name = f"{owner['name'].split()[0]}'s {label}" if owner else f"Reference build: {theme or 'balanced'}"
             low = owner["created_at"] if owner else self.start
             build = {
                 "id": f"build-{i:04d}", "name": name, "customer_id": owner["id"] if owner else None,

@@ -22,11 +22,13 @@ from corecraft.world.fidelity import (
     OrderStory,
     SlackClaim,
     TicketTopic,
+    card_problems,
     category_problems,
     claim_backing,
     claim_problems,
     complained_of,
     complaints_by_product,
+    day_end_problems,
     duration_problems,
     fill_words,
     first_deliveries,
@@ -508,7 +510,8 @@ class ChatterMixin(GeneratorBase):
         processed = [r["processed_at"] for r in refunds if r["processed_at"]]
         for pattern, kind in DURATION_CLAIMS:
             if pattern.search(template.format(**values)):
-                actual = measure(kind, story.ts, self.tz, about.order, about.ship, story.payment, processed)
+                actual = measure(kind, story.ts, self.tz, about.order, about.ship, story.payment, processed,
+                                 self.policy.carrier_holidays)
                 if isinstance(actual, float):
                     values["days"] = max(1, round(actual))
                 elif actual is not None:
@@ -517,7 +520,10 @@ class ChatterMixin(GeneratorBase):
         names_order = "{order_id}" in template or "{tracking}" in template
         if symptom_problems(text, [product] if names_product else [], None, rules) \
                 or category_problems(text, [product] if names_product else [], records.brands, rules) \
-                or duration_problems(text, story.ts, self.tz, about.order, about.ship, story.payment, processed) \
+                or duration_problems(text, story.ts, self.tz, about.order, about.ship, story.payment, processed,
+                                     self.policy.carrier_holidays) \
+                or card_problems(text, story.payment if names_order else None, rules) \
+                or day_end_problems(text, story.ts.astimezone(self.tz), rules) \
                 or ledger_problems(text, refunds) \
                 or claim_problems(text, story.ts, about if names_order else None, rules, None, records.first_names) \
                 or stale_dates(text, story.ts, self.tz, rules) \

@@ -455,10 +455,10 @@ class CommerceMixin(GeneratorBase):
         events += [(hops[(k + 1) * len(hops) // stops - 1], "in_transit", hub) for k, hub in enumerate(route)]
         out_for_delivery = delivered.replace(hour=8, minute=5) if delivered else None
         events = self.reachable(events, dest, out_for_delivery, carrier)
-        if late:  # the carrier flags the delay late on the due day, where the parcel then is
-            due = self.local_rng("delay", order["id"])
-            flagged = min(eta.replace(hour=due.randint(15, 18), minute=due.randint(0, 59)), end)
-            held = max((e for e in events if e[0] <= flagged), key=lambda e: e[0])[2]
+        due = self.local_rng("delay", order["id"])
+        flagged = eta.replace(hour=due.randint(15, 18), minute=due.randint(0, 59))
+        if late and flagged < end:  # the carrier flags the delay late on the due day (once it comes), where the
+            held = max((e for e in events if e[0] <= flagged), key=lambda e: e[0])[2]  # parcel then is
             events = self.reachable([*events, (flagged, "delayed", held)], dest, out_for_delivery, carrier)
         if delivered and out_for_delivery:
             events.append((out_for_delivery, "out_for_delivery", dest))

@@ -15,7 +15,9 @@ from corecraft.world.fidelity import (
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
     OFF_THE_QUEUE,
+    OPEN_TICKET_STATUSES,
     RETURN_FOLLOW_UP,
+    card_problems,
     count_problems,
     days_past_window,
     duration_problems,
@@ -189,6 +191,7 @@ class SupportMixin(GeneratorBase):
             orders_of[o["customer_id"]].append(o)
         earlier_tickets: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.ticket_bodies: set[str] = set()
+        self.phrase_tickets: dict[TicketPhrase, list[dict[str, Any]]] = defaultdict(list)
         self.staff_by_id: dict[str, dict[str, Any]] = {e["id"]: e for e in self.rows[m.Employee]}
         for t in sorted(self.rows[m.SupportTicket], key=lambda t: (t["created_at"], t["id"])):
             order = orders.get(t["order_id"]) if t["order_id"] else None
@@ -225,11 +228,15 @@ class SupportMixin(GeneratorBase):
         old = t.get("body")
         self.ticket_bodies.discard(old or "")
         spare = self.seeds.phrases.ticket_reserve.get(t["type"], []) if reserve else []
-        for phrase in ([first] if first else []) + rng.sample(pool, len(pool)) + spare:
+        candidates = ([first] if first else []) + rng.sample(pool, len(pool)) + spare
+        for phrase in sorted(candidates, key=lambda phrase: self.clashes(t, phrase)):  # a clash only as a last resort
             text = self.ticket_text(phrase, story, product, {**values, **(extra or {})}, rng, ships, fixed)
             if text is not None:
                 t["subject"], t["body"], t["_named"] = text.subject, text.body, text.named
+                if old is not None:
+                    self.phrase_tickets[t["_text"][0]] = [o for o in self.phrase_tickets[t["_text"][0]] if o is not t]
                 t["_text"] = (phrase, story, product, values)
+                self.phrase_tickets[phrase].append(t)
                 self.ticket_bodies.add(text.body)
                 return
         if old is None:  # nothing fits: the drawn phrase as it comes, which lint will report
@@ -237,6 +244,16 @@ class SupportMixin(GeneratorBase):
             self.ticket_bodies.add(t["body"])
         else:
             self.ticket_bodies.add(old)
+
+    def clashes(self, t: dict[str, Any], phrase: TicketPhrase) -> bool:
+        """Whether another ticket written from ``phrase`` is by ``t``'s customer, or may be in the queue alongside
+        ``t`` (open, or a return written in the last two weeks: one resolved for now reopens while its item is
+        awaited): one customer never writes the same words twice, and a queue in one wording reads machine-made."""
+        def live(ticket: dict[str, Any]) -> bool:
+            return ticket["status"] in OPEN_TICKET_STATUSES or (
+                ticket["type"] == "return" and ticket["created_at"] > self.now - timedelta(days=14))
+        return any(o is not t and (o["customer_id"] == t["customer_id"] or (live(t) and live(o)))
+                   for o in self.phrase_tickets[phrase])
 
     def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
                     rng: random.Random, ships: dict[str, dict[str, Any]], fixed: bool = False) -> _TicketText | None:
@@ -304,11 +321,11 @@ class SupportMixin(GeneratorBase):
             if story.customer["loyalty_tier"] == "none":
                 return None
             values["tier"] = story.customer["loyalty_tier"]
-        for pattern, kind in claims:
+        for _, kind in claims:
             actual = None if measured is None else measure(kind, t["created_at"], self.tz, measured, measured_ship,
-                                                           payment, [])
+                                                           payment, [], self.policy.carrier_holidays)
             if isinstance(actual, float):  # two at least: nobody writes "1 days" (off by more: the claim fails)
-                values["days"] = max(2, round(actual * 5 / 7 if "business" in pattern.pattern else actual))
+                values["days"] = max(2, round(actual))
             elif actual is not None:
                 values["date"] = actual.isoformat()
         text = with_real_counts(with_real_specs(template.format(**values), story.held, rules), story.items)
@@ -317,12 +334,16 @@ class SupportMixin(GeneratorBase):
         delivered = story.ship is not None and story.ship["delivered_at"] is not None \
             and story.ship["delivered_at"] <= t["created_at"]
         subject, body = text.split("\n", 1)
+        if t["build_id"] and re.search(rules.unbuilt_plans, text, re.IGNORECASE):
+            return None  # a plan for machines not yet designed is about no saved build
         if body in self.ticket_bodies or symptom_problems(text, named, held, rules) \
                 or (story.order and DELIVERY_CLAIM.search(text) and not delivered) \
                 or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
                                    story.refunds_before, rules, story.earlier_tickets) \
                 or count_problems(text, story.items) \
-                or duration_problems(text, t["created_at"], self.tz, measured, measured_ship, payment, []):
+                or duration_problems(text, t["created_at"], self.tz, measured, measured_ship, payment, [],
+                                     self.policy.carrier_holidays) \
+                or card_problems(text, payment, rules):
             return None
         return _TicketText(subject, body, product["id"] if names_product else None)
 
@@ -352,7 +373,7 @@ class SupportMixin(GeneratorBase):
             if payment is not None:
                 self.drop_refunded_items(t, [x for x in refunds_of[payment["id"]] if x["created_at"] <= t["created_at"]],
                                          line_product, ships, products)
-            if t["type"] == "return" and t["status"] in ("new", "open", "pending_customer"):
+            if t["type"] == "return" and t["status"] in OPEN_TICKET_STATUSES:
                 self.request_refund(t, order)
             escalation = self.escalation(n, t, staff) if self.rng.random() < 0.12 else None
             safety = t["status"] != "new" and self.seeds.fidelity.safety(f"{t['subject']}\n{t['body']}")
@@ -398,6 +419,8 @@ class SupportMixin(GeneratorBase):
                     payment["status"] = "refunded" if full else "partially_refunded"
                     order["status"] = "refunded" if full else "partially_refunded"
                     order["updated_at"] = max(order["updated_at"], refund["created_at"])
+                if outcome == "order_updated" and order is not None and order["status"] != "cancelled":
+                    order["updated_at"] = max(order["updated_at"], t["updated_at"])  # the correction is a change
                 if t["status"] in ("resolved", "closed"):
                     details = self.details(t, outcome, refund,
                                            products[t["_named"]]["category"] if t["_named"] else None)
@@ -491,11 +514,13 @@ class SupportMixin(GeneratorBase):
                           ships: dict[str, dict[str, Any]]) -> bool:
         """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one on ``product`` (whose price
         dropped), quoting the amount refunded: its own phrase if that fits, else another of its type that does
-        (from the ticket's own randomness). False when no phrase does."""
+        and would not repeat the wording of another (from the ticket's own randomness). False when no phrase does."""
         phrase = t["_text"][0]
         rules = self.seeds.fidelity
-        pool = [p for p in self.seeds.phrases.tickets[t["type"]] if "${amount}" in p.body
-                and refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons]
+        pool = [p for p in [*self.seeds.phrases.tickets[t["type"]], *self.seeds.phrases.ticket_reserve.get(t["type"], [])]
+                if "${amount}" in p.body
+                and refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons
+                and (p is phrase or not self.clashes(t, p))]
         amount = f"{refund['amount']:.2f}"
         self.write_ticket_text(t, pool, self.local_rng("ticket-refit", t["id"]), ships, product,
                                first=phrase if phrase in pool else None, fixed=True, extra={"refund_amount": amount},
@@ -532,15 +557,19 @@ class SupportMixin(GeneratorBase):
                                    ships, products[t["_named"]] if t["_named"] else t["_text"][2], first=phrase)
 
     def restock(self, refund: dict[str, Any], t: dict[str, Any]) -> None:
-        """A return's units (one, unless the ticket speaks of several) and amount by the handbook's rule: what was
-        paid for them, less 15% of their price when the item was opened (as the ticket says, else as drawn at
-        inspection) and is of a restocking-fee category."""
-        unit_price, quantity, paid_share, left, fee_category, drawn = refund["_return"]
+        """A return's units (one, unless the ticket speaks of several), reason and amount by the handbook's rule:
+        what was paid for them, less 15% of their price when the item was opened (as the ticket says, else as drawn
+        at inspection) and is of a restocking-fee category. A faulty item (the ticket's issue refunds no plain
+        return) is refunded in full, as ``doa`` when reported within the DOA window of delivery, else ``defective``."""
+        unit_price, quantity, paid_share, left, fee_category, drawn, delivered = refund["_return"]
         text = f"{t['subject']}\n{t['body']}"
         several = re.search(self.seeds.fidelity.several_units, text, re.IGNORECASE) is not None
         refund["lines"][0]["quantity"] = quantity if several else 1  # the units the ticket speaks of
         line_total = unit_price * refund["lines"][0]["quantity"]
-        opened = fee_category and self.seeds.fidelity.item_condition.opened(text, drawn)
+        faulty = "return" not in self.seeds.fidelity.fit(t["type"], text).refund_reasons
+        in_window = delivered is not None and t["created_at"] - delivered <= timedelta(days=self.policy.doa_window_days)
+        refund["reason"] = ("doa" if in_window else "defective") if faulty else "return"
+        opened = fee_category and not faulty and self.seeds.fidelity.item_condition.opened(text, drawn)
         fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
         refund["amount"] = min(money(line_total * (paid_share - fee_share)), left)
         refund["_restocked"] = opened
@@ -570,9 +599,11 @@ class SupportMixin(GeneratorBase):
             category = products[line["product_id"]]["category"]
             unit_price = line["unit_price"] if line in kept else 0.0
             paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
+            delivered = (ships.get(o["id"]) or {}).get("delivered_at")
             refund = {"payment_id": p["id"], "reason": "return",
                       "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}],
-                      "_return": (unit_price, line["quantity"], paid_share, left, category in fee_categories, roll < 0.4)}
+                      "_return": (unit_price, line["quantity"], paid_share, left, category in fee_categories, roll < 0.4,
+                                  delivered)}
             self.restock(refund, t)
             if refund["amount"] > 0:
                 return "refund_issued", refund
