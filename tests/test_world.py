@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5d5a78087c50f7b2b7fbd57221a0fb1724ae8b64313e6bed8c1d6fff6a51201c"
+DEFAULT_WORLD_HASH = "d0b7acfa97867ccbbbfc20ce9dbb89dfc326b1f330bdd5e6dc1d35dd5a0d2273"
 
 
 @pytest.mark.slow

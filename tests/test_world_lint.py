@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from corecraft.cli.main import app
 from corecraft.domain import Domain, default_domain
 from corecraft.world import db
-from corecraft.world.fidelity import DURATION_CLAIMS
+from corecraft.world.fidelity import DELIVERY_CLAIM, DURATION_CLAIMS, RETURN_FOLLOW_UP
 from corecraft.world.lint import CHECKS, Finding, counts
 from corecraft.world.lint import lint as lint_with
 from corecraft.world.store import World
@@ -559,11 +561,53 @@ def test_every_ticket_phrase_quoting_days_or_a_date_is_measured(domain: Domain) 
     phrases = domain.seeds.phrases
     values = {"days": "7", "date": "2025-01-01", "amount": "1.00", "tier": "gold"}
     uncovered = [body for pool in [*phrases.tickets.values(), *phrases.ticket_reserve.values()] for p in pool
-                 for body in filter(None, (p.body, p.first_contact))
+                 for body in p.wordings
                  if ("{days}" in body or "{date}" in body)
                  and not any(pattern.search(re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), "x"), body))
                              for pattern, _ in DURATION_CLAIMS)]
     assert uncovered == []
+
+
+def _fidelity_patterns(domain: Domain) -> list[re.Pattern[str]]:
+    """Every regex the fidelity data holds for tickets (pattern fields and regex strings; not Slack's), and the
+    claims the code reads."""
+    found: list[re.Pattern[str]] = []
+
+    def walk(value: object, key: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not str(k).startswith(("slack_", "kb_", "thread_", "hardware_")):
+                    walk(v, str(k))
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str) and key != "details" and (key == "pattern" or any(c in value for c in "|\\()[]")):
+            with contextlib.suppress(re.error):
+                found.append(re.compile(value, re.IGNORECASE))
+
+    walk(yaml.safe_load((domain.seeds.folder / "fidelity.yaml").read_text()))
+    return found + [pattern for pattern, _ in DURATION_CLAIMS] + [DELIVERY_CLAIM, RETURN_FOLLOW_UP]
+
+
+def test_every_ticket_wording_says_what_its_phrase_says(domain: Domain) -> None:
+    """A phrase's variants are other customers' words for the same ticket: the same placeholders, and the same
+    words the fidelity checks read (so each fits the same records and the same outcomes)."""
+    patterns = _fidelity_patterns(domain)
+    fill = {"customer": "Jordan Lee", "first_name": "Jordan", "order_id": "ord-250101-001", "ticket_id": "tick-250101-001",
+            "product": "Acme Widget 9000", "sku": "ACME-9000", "brand": "Acme", "carrier": "UPS Ground",
+            "tracking": "1Z999", "amount": "123.45", "days": "5", "employee": "Sam", "warehouse": "west",
+            "date": "2025-01-01", "tier": "gold"}
+
+    def reading(subject: str, body: str) -> tuple[set[str], set[str]]:
+        text = f"{subject}\n{body}".format(**fill)
+        return set(re.findall(r"\{(\w+)\}", body)), {p.pattern for p in patterns if p.search(text)}
+
+    phrases = domain.seeds.phrases
+    wrong = [(p.subject, variant) for pool in [*phrases.tickets.values(), *phrases.ticket_reserve.values()]
+             for p in pool for variant in p.variants
+             if reading(p.subject, variant) != reading(p.subject, p.body) or variant == p.body]
+    assert wrong == []
+    assert sum(len(p.variants) for pool in phrases.tickets.values() for p in pool) >= 100
 
 
 def test_delivery_claims_flags_missing_items_before_delivery(world: World) -> None:
@@ -1724,3 +1768,49 @@ def test_ticket_builds_flags_a_cad_office_plan_linked_to_a_saved_build(world: Wo
                       (build, ticket)))
     assert [f.message for f in found] == [f"plans machines not yet designed ('Workstation build for CAD') but is "
                                           f"linked to {build}"]
+
+
+def test_slack_day_end_flags_a_second_missed_pickup_the_same_day(world: World) -> None:
+    first, second = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage ORDER BY id LIMIT 2")]
+    day, = one(world, "SELECT ts FROM slackmessage WHERE id = ?", first)
+    evening = db.decode_datetime(day, world.tz).replace(hour=17, minute=5)
+    found = injected(world, "slack_day_end", second,
+                     ("UPDATE slackmessage SET text = 'UPS Ground pickup at west missed today. Packages go out with the "
+                      "next pickup.', ts = ? WHERE id = ?", (db.encode_datetime(evening), first)),
+                     ("UPDATE slackmessage SET text = 'Lynn at central says USPS Ground missed the evening pickup today, "
+                      "those parcels go with the next pickup.', ts = ? WHERE id = ?",
+                      (db.encode_datetime(evening + timedelta(minutes=30)), second)))
+    assert [f.message for f in found] == [f"says 'missed the evening pickup' on {evening:%Y-%m-%d}, a day already told of"]
+
+
+def test_status_claims_flags_a_gift_card_no_order_was_paid_with(world: World) -> None:
+    ticket, order = pick(world, "status_claims", "SELECT id, order_id FROM supportticket WHERE order_id IS NOT NULL "
+                                                 "ORDER BY id")
+    found = injected(world, "status_claims", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"I used a gift card on order {order} but the balance looks wrong.", ticket)))
+    assert len(found) == 1 and found[0].message.startswith("says 'used a gift card' (gift card)")
+
+
+def test_shipping_refund_timing_flags_a_late_parcel_ticket_resolved_before_it_arrived(world: World) -> None:
+    res, refund, delivered = pick(world, "shipping_refund_timing", "SELECT r.id, x.id, s.delivered_at FROM resolution r "
+                                  "JOIN refund x ON x.ticket_id = r.ticket_id JOIN payment p ON p.id = x.payment_id "
+                                  "JOIN shipment s ON s.order_id = p.order_id WHERE s.delivered_at IS NOT NULL "
+                                  "ORDER BY r.id")
+    early = db.encode_datetime(db.decode_datetime(delivered, world.tz) - timedelta(days=2))
+    found = injected(world, "shipping_refund_timing", res,
+                     ("UPDATE refund SET reason = 'shipping_delay', lines = '[]' WHERE id = ?", (refund,)),
+                     ("UPDATE resolution SET created_at = ? WHERE id = ?", (early, res)))
+    assert len(found) == 1 and found[0].message.endswith("before its late parcel arrived")
+
+
+def test_ticket_wording_repeats_flags_one_wording_twice_in_a_month(world: World) -> None:
+    first, created = one(world, "SELECT id, created_at FROM supportticket WHERE status IN ('resolved', 'closed') "
+                                "ORDER BY created_at LIMIT 1")
+    second, = one(world, "SELECT id FROM supportticket WHERE status IN ('resolved', 'closed') AND customer_id <> "
+                         "(SELECT customer_id FROM supportticket WHERE id = ?) ORDER BY created_at DESC LIMIT 1", first)
+    soon = db.encode_datetime(db.decode_datetime(created, world.tz) + timedelta(days=10))
+    found = injected(world, "ticket_wording_repeats", second,
+                     ("UPDATE supportticket SET created_at = ?, body = (SELECT body || ' Thanks.' FROM supportticket "
+                      "WHERE id = ?) WHERE id = ?", (soon, first, second)))
+    assert len(found) == 1 and found[0].message.endswith("within 30 days of it")

@@ -1141,6 +1141,9 @@ ALARM_WORDS = re.compile(r"\b(urgent|asap|safety|burn\w*|smok\w*|melt\w*|recall\
 """Words of a Slack post that raises an alarm: only such a post draws fire or rotating-light reactions."""
 
 
+WORDING_GAP = timedelta(days=30)
+"""The least time between two tickets written in one wording: a month's tickets never share one."""
+
 OPEN_TICKET_STATUSES = frozenset({"new", "open", "pending_customer"})
 """Statuses of a ticket still being worked on: the queue an agent sees together."""
 
@@ -1241,12 +1244,16 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
     return states
 
 
-def day_end_problems(text: str, local: datetime, rules: Fidelity) -> list[str]:
-    """A sentence when a Slack ``text`` posted at ``local`` (world time) speaks of the day's end before it came."""
+def day_end_problems(text: str, local: datetime, rules: Fidelity, told: Collection[date] = ()) -> list[str]:
+    """Sentences when a Slack ``text`` posted at ``local`` (world time) speaks of the day's end before it came, or
+    on a day whose end was already told of (``told``: one missed pickup a day is news, two read as a template)."""
     match = re.search(rules.day_end_words, text)
-    if match is None or local.hour >= rules.day_end_hour:
+    if match is None:
         return []
-    return [f"says {match.group(0)!r} at {local:%H:%M}, before {rules.day_end_hour:02d}:00"]
+    early = [f"says {match.group(0)!r} at {local:%H:%M}, before {rules.day_end_hour:02d}:00"] \
+        if local.hour < rules.day_end_hour else []
+    return early + ([f"says {match.group(0)!r} on {local:%Y-%m-%d}, a day already told of"]
+                    if local.date() in told else [])
 
 
 def card_problems(text: str, payment: Row | None, rules: Fidelity) -> list[str]:

@@ -29,6 +29,7 @@ from corecraft.world.fidelity import (
     RETURN_FOLLOW_UP,
     TICKET_ID,
     TRACKING,
+    WORDING_GAP,
     WORK_WEEK_WORDS,
     Fidelity,
     OrderStory,
@@ -1080,9 +1081,17 @@ def slack_office_hours(r: Records) -> list[Finding]:
 
 
 def slack_day_end(r: Records) -> list[Finding]:
-    """A post that speaks of the day's end (a missed evening pickup, ``day_end_words``) comes late in the day."""
-    return [Finding("slack_day_end", msg["id"], problem) for msg in r.messages.values()
-            for problem in day_end_problems(msg["text"], msg["ts"].astimezone(r.tz), r.rules)]
+    """A post that speaks of the day's end (a missed evening pickup, ``day_end_words``) comes late in the day, and
+    one a day at most."""
+    told: set[date] = set()
+    found = []
+    for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
+        local = msg["ts"].astimezone(r.tz)
+        found += [Finding("slack_day_end", msg["id"], problem)
+                  for problem in day_end_problems(msg["text"], local, r.rules, told)]
+        if re.search(r.rules.day_end_words, msg["text"]):
+            told.add(local.date())
+    return found
 
 
 def ticket_assignees(r: Records) -> list[Finding]:
@@ -1568,6 +1577,21 @@ def never_received_items(r: Records) -> list[Finding]:
     return found
 
 
+def shipping_refund_timing(r: Records) -> list[Finding]:
+    """A ticket refunded for a late delivery (``shipping_delay``) is resolved once the parcel arrived: it stays
+    open until then (kb-late-delivery-compensation), whenever the refund was made."""
+    found = []
+    for ref in r.refunds.values():
+        ship = r.shipment_of.get(r.payments[ref["payment_id"]]["order_id"])
+        if ref["reason"] != "shipping_delay" or ship is None or not ref["ticket_id"]:
+            continue
+        found += [Finding("shipping_refund_timing", res["id"], f"resolves {ref['ticket_id']} on "
+                          f"{res['created_at']:%Y-%m-%d %H:%M}, before its late parcel arrived")
+                  for res in r.resolutions.values() if res["ticket_id"] == ref["ticket_id"]
+                  and (ship["delivered_at"] is None or ship["delivered_at"] > res["created_at"])]
+    return found
+
+
 def return_refund_timing(r: Records) -> list[Finding]:
     """A refund the returns queue makes for an item sent back (``return_inspection.reasons``: a return, a DOA or
     defective item, on a ticket assigned to returns) is made once the item could be back and inspected
@@ -1595,18 +1619,22 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 
 
 def ticket_wording_repeats(r: Records) -> list[Finding]:
-    """One customer never writes two tickets from one phrase, and no two tickets still being worked on (the queue
-    an agent sees together) share one: word-for-word wording across tickets is a template's tell."""
+    """One customer never writes two tickets in one wording (a phrase's body or a variant of it), no two tickets
+    still being worked on (the queue an agent sees together) share one, and no two written within
+    :data:`WORDING_GAP` of each other do: word-for-word wording across tickets is a template's tell."""
     found = []
     for phrase in r.ticket_phrases:
-        written = sorted((t for t in r.tickets.values() if phrase.wrote(t["body"])),
-                         key=lambda t: (t["created_at"], t["id"]))
-        found += [Finding("ticket_wording_repeats", later["id"], f"is worded as {earlier['id']} ({phrase.subject!r}), "
-                          + ("by the same customer" if later["customer_id"] == earlier["customer_id"]
-                             else "and both are still open"))
-                  for earlier, later in combinations(written, 2)
-                  if later["customer_id"] == earlier["customer_id"]
-                  or {earlier["status"], later["status"]} <= OPEN_TICKET_STATUSES]
+        for wording in phrase.wordings:
+            written = sorted((t for t in r.tickets.values() if phrase.wording_of(t["body"]) == wording),
+                             key=lambda t: (t["created_at"], t["id"]))
+            for earlier, later in combinations(written, 2):
+                why = ("by the same customer" if later["customer_id"] == earlier["customer_id"]
+                       else "and both are still open" if {earlier["status"], later["status"]} <= OPEN_TICKET_STATUSES
+                       else f"within {WORDING_GAP.days} days of it"
+                       if later["created_at"] - earlier["created_at"] < WORDING_GAP else None)
+                if why is not None:
+                    found.append(Finding("ticket_wording_repeats", later["id"], f"is worded as {earlier['id']} "
+                                         f"({phrase.subject!r}), {why}"))
     return found
 
 
@@ -1619,7 +1647,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     customer_phones, handbook_steps, handbook_channels,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
-    replacement_orders, never_received_items, return_refund_timing, duplicate_ticket_texts, ticket_wording_repeats, slack_claims,
+    replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,
+    ticket_wording_repeats, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
     slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_day_end, slack_weekdays, slack_reactions,

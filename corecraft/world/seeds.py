@@ -52,17 +52,28 @@ class TicketPhrase(_Seed):
     body: str
     first_contact: str | None = None
     """The body for a customer with no earlier ticket to quote (phrases whose body quotes {ticket_id})."""
+    variants: tuple[str, ...] = ()
+    """Other wordings of ``body``, as other customers write it: the same placeholders, the same facts and the same
+    words the fidelity checks read (``tests/test_seeds.py`` holds them to that)."""
+
+    @property
+    def wordings(self) -> list[str]:
+        """Every body a ticket may be written in: ``body``, its variants, then ``first_contact``."""
+        return [self.body, *self.variants] + ([self.first_contact] if self.first_contact else [])
 
     @cached_property
     def marks(self) -> tuple[str, ...]:
-        """The longest stretch of words between placeholders in each of its bodies: what every ticket written
-        from the phrase shares word for word."""
-        bodies = [self.body] + ([self.first_contact] if self.first_contact else [])
-        return tuple(max(re.split(r"\{\w+\}", body), key=len).strip() for body in bodies)
+        """The longest stretch of words between placeholders in each of its wordings: what every ticket written
+        in that wording shares word for word."""
+        return tuple(max(re.split(r"\{\w+\}", body), key=len).strip() for body in self.wordings)
+
+    def wording_of(self, body: str) -> str | None:
+        """The wording a ticket ``body`` was written in, if it was written from this phrase."""
+        return next((wording for wording, mark in zip(self.wordings, self.marks, strict=True) if mark in body), None)
 
     def wrote(self, body: str) -> bool:
         """Whether a ticket ``body`` was written from this phrase."""
-        return any(mark in body for mark in self.marks)
+        return self.wording_of(body) is not None
 
 
 class Phrases(_Seed):

@@ -177,6 +177,7 @@ class ChatterMixin(GeneratorBase):
         messages: list[dict[str, Any]] = []
         used: set[str] = set()
         said: set[str] = set()
+        self.day_end_told: set[date] = set()  # days whose end (a missed pickup) a post already told of
         names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
         rules_said: set[str] = set()
         spent: set[str] = set()
@@ -262,6 +263,8 @@ class ChatterMixin(GeneratorBase):
             for question, k in self.seeds.fidelity.stances_in(text):
                 stances[(question, author)] = k
             askers.update((question, author) for question in self.seeds.fidelity.stance_asks_in(text))
+            if re.search(self.seeds.fidelity.day_end_words, text):
+                self.day_end_told.add(ts.astimezone(self.tz).date())
             messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
                              "text": text, "ts": ts, "reactions": self.reactions(text, channel in chatter and chatter is not work),
                              "thread_parent_id": None})
@@ -523,7 +526,7 @@ class ChatterMixin(GeneratorBase):
                 or duration_problems(text, story.ts, self.tz, about.order, about.ship, story.payment, processed,
                                      self.policy.carrier_holidays) \
                 or card_problems(text, story.payment if names_order else None, rules) \
-                or day_end_problems(text, story.ts.astimezone(self.tz), rules) \
+                or day_end_problems(text, story.ts.astimezone(self.tz), rules, self.day_end_told) \
                 or ledger_problems(text, refunds) \
                 or claim_problems(text, story.ts, about if names_order else None, rules, None, records.first_names) \
                 or stale_dates(text, story.ts, self.tz, rules) \

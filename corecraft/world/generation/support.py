@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +17,7 @@ from corecraft.world.fidelity import (
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
     RETURN_FOLLOW_UP,
+    WORDING_GAP,
     card_problems,
     count_problems,
     days_past_window,
@@ -78,6 +79,8 @@ class _TicketText:
     subject: str
     body: str
     named: str | None
+    wording: str
+    """The phrase's wording it was written in."""
 
 
 class SupportMixin(GeneratorBase):
@@ -192,6 +195,8 @@ class SupportMixin(GeneratorBase):
         earlier_tickets: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.ticket_bodies: set[str] = set()
         self.phrase_tickets: dict[TicketPhrase, list[dict[str, Any]]] = defaultdict(list)
+        self.wording_uses: Counter[str] = Counter()
+        self.wording_times: dict[str, list[datetime]] = defaultdict(list)  # when each wording's tickets were written
         self.staff_by_id: dict[str, dict[str, Any]] = {e["id"]: e for e in self.rows[m.Employee]}
         for t in sorted(self.rows[m.SupportTicket], key=lambda t: (t["created_at"], t["id"])):
             order = orders.get(t["order_id"]) if t["order_id"] else None
@@ -229,10 +234,17 @@ class SupportMixin(GeneratorBase):
         self.ticket_bodies.discard(old or "")
         spare = self.seeds.phrases.ticket_reserve.get(t["type"], []) if reserve else []
         candidates = ([first] if first else []) + rng.sample(pool, len(pool)) + spare
-        for phrase in sorted(candidates, key=lambda phrase: self.clashes(t, phrase)):  # a clash only as a last resort
+        # a clash only as a last resort, and a wording of the last month's tickets just before it
+        for phrase in sorted(candidates, key=lambda phrase: (self.clashes(t, phrase), self.crowding(phrase, t)[0])):
             text = self.ticket_text(phrase, story, product, {**values, **(extra or {})}, rng, ships, fixed)
             if text is not None:
                 t["subject"], t["body"], t["_named"] = text.subject, text.body, text.named
+                if "_wording" in t:
+                    self.wording_uses[t["_wording"]] -= 1
+                    self.wording_times[t["_wording"]].remove(t["created_at"])
+                self.wording_uses[text.wording] += 1
+                self.wording_times[text.wording].append(t["created_at"])
+                t["_wording"] = text.wording
                 if old is not None:
                     self.phrase_tickets[t["_text"][0]] = [o for o in self.phrase_tickets[t["_text"][0]] if o is not t]
                 t["_text"] = (phrase, story, product, values)
@@ -255,16 +267,45 @@ class SupportMixin(GeneratorBase):
         return any(o is not t and (o["customer_id"] == t["customer_id"] or (live(t) and live(o)))
                    for o in self.phrase_tickets[phrase])
 
+    def crowding(self, phrase: TicketPhrase, t: dict[str, Any]) -> tuple[bool, int]:
+        """How crowded the least crowded wording of ``phrase`` is for ``t``: whether a ticket within
+        :data:`WORDING_GAP` of it was written in that wording, and how many tickets were."""
+        return min(self.wording_crowding(w, t) for w in self.wordings(phrase, t))
+
+    @staticmethod
+    def wordings(phrase: TicketPhrase, t: dict[str, Any]) -> list[str]:
+        """The wordings ``t`` may be written in from ``phrase``: its ``first_contact`` alone when the phrase quotes
+        an earlier ticket and ``t``'s customer has none to quote, else its body and variants."""
+        earlier = t["_text"][1].earlier_tickets
+        if "{ticket_id}" in phrase.body and phrase.first_contact \
+                and not any(reference_problem(t, e) is None for e in earlier):
+            return [phrase.first_contact]
+        return [phrase.body, *phrase.variants]
+
+    def wording_crowding(self, wording: str, t: dict[str, Any]) -> tuple[bool, int]:
+        near = any(abs(t["created_at"] - when) < WORDING_GAP for when in self.wording_times[wording]
+                   if when != t["created_at"])
+        return near, self.wording_uses[wording]
+
+    def wording(self, phrase: TicketPhrase, t: dict[str, Any]) -> str:
+        """The least crowded wording of ``phrase`` for ``t`` (:meth:`crowding`; a tie drawn from the ticket's own
+        randomness): customers with one complaint write it each in their own words, and a month's tickets never
+        in the same ones."""
+        best = self.crowding(phrase, t)
+        return self.local_rng("wording", t["id"]).choice([w for w in self.wordings(phrase, t)
+                                                          if self.wording_crowding(w, t) == best])
+
     def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
                     rng: random.Random, ships: dict[str, dict[str, Any]], fixed: bool = False) -> _TicketText | None:
         """The phrase filled in so that it fits the ticket's records, or None when it cannot."""
         rules = self.seeds.fidelity
         t = story.ticket
         values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
-        body = phrase.body
+        body = self.wording(phrase, t)
         references = [e for e in story.earlier_tickets if reference_problem(t, e) is None]
         if "{ticket_id}" in body and not references and phrase.first_contact:
             body = phrase.first_contact
+        wording = body
         template = f"{phrase.subject}\n{body}"
         allowed = rules.allowed_categories(template)
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku", "brand"))
@@ -345,7 +386,7 @@ class SupportMixin(GeneratorBase):
                                      self.policy.carrier_holidays) \
                 or card_problems(text, payment, rules):
             return None
-        return _TicketText(subject, body, product["id"] if names_product else None)
+        return _TicketText(subject, body, product["id"] if names_product else None, wording)
 
     def outcomes(self) -> None:
         """Resolutions, refunds and escalations for tickets, and the statuses they imply."""
@@ -443,6 +484,7 @@ class SupportMixin(GeneratorBase):
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
             t.pop("_named")
+            t.pop("_wording", None)
             t.pop("_stale")
             if t["status"] != "new":  # triaged: the priority follows the KB's rules, the text's words too
                 order = orders.get(t["order_id"] or "")
@@ -611,6 +653,8 @@ class SupportMixin(GeneratorBase):
             ship = ships.get(o["id"])
             if ship and ship["delivered_at"] and ship["eta"] and ship["delivered_at"] > ship["eta"] \
                     and o["shipping_cost"] <= left:
+                # the ticket stays open until the parcel arrives (kb late-delivery): resolved, and refunded, then
+                t["updated_at"] = max(t["updated_at"], ship["delivered_at"] + timedelta(minutes=40))
                 return "refund_issued", {"payment_id": p["id"], "amount": o["shipping_cost"],
                                          "reason": "shipping_delay", "lines": []}
         if kind == "billing" and usable and self.rng.random() < 0.5:
