@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "d0b7acfa97867ccbbbfc20ce9dbb89dfc326b1f330bdd5e6dc1d35dd5a0d2273"
+DEFAULT_WORLD_HASH = "64c3b27b8d65e5cae009286e2e26ff6581e9fc5c0ffb675c3a973dd9b3f8cfe6"
 
 
 @pytest.mark.slow

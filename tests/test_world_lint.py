@@ -1722,14 +1722,19 @@ def test_resolution_fit_flags_a_correction_to_an_order_never_changed(world: Worl
     assert len(found) == 1 and found[0].message.startswith(f"corrects {order}, but the order was last updated ")
 
 
-def test_text_durations_counts_business_days_with_the_holidays(world: World) -> None:
-    ticket, order = pick(world, "text_durations", "SELECT t.id, t.order_id FROM supportticket t JOIN shipment s "
-                                                  "ON s.order_id = t.order_id WHERE s.shipped_at < t.created_at "
-                                                  "AND t.type = 'shipping' ORDER BY t.id")
-    found = injected(world, "text_durations", ticket,
-                     ("UPDATE supportticket SET body = ? WHERE id = ?",
-                      (f"It's been 40 business days. Order {order}. Nothing. Please check.", ticket)))
-    assert len(found) == 1 and found[0].message.startswith("says 'been 40 business days'; the records say ")
+@pytest.mark.parametrize(("check", "body", "says"), [
+    ("text_durations", "It's been 40 business days. Order {order}. Nothing. Please check.",
+     "says 'been 40 business days'; the records say "),  # business days counted with the holidays
+    ("status_claims", "I used a gift card on order {order} but the balance looks wrong.",
+     "says 'used a gift card' (gift card)"),  # we sell no gift cards: no order was paid with one
+])
+def test_ticket_claims_the_records_do_not_bear(world: World, check: str, body: str, says: str) -> None:
+    ticket, order = pick(world, check, "SELECT t.id, t.order_id FROM supportticket t JOIN shipment s "
+                                       "ON s.order_id = t.order_id WHERE s.shipped_at < t.created_at "
+                                       "AND t.type = 'shipping' ORDER BY t.id")
+    found = injected(world, check, ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (body.format(order=order), ticket)))
+    assert len(found) == 1 and found[0].message.startswith(says)
 
 
 def test_status_claims_flags_a_return_reaching_the_warehouse_hours_after_it_was_asked_for(world: World) -> None:
@@ -1783,15 +1788,6 @@ def test_slack_day_end_flags_a_second_missed_pickup_the_same_day(world: World) -
     assert [f.message for f in found] == [f"says 'missed the evening pickup' on {evening:%Y-%m-%d}, a day already told of"]
 
 
-def test_status_claims_flags_a_gift_card_no_order_was_paid_with(world: World) -> None:
-    ticket, order = pick(world, "status_claims", "SELECT id, order_id FROM supportticket WHERE order_id IS NOT NULL "
-                                                 "ORDER BY id")
-    found = injected(world, "status_claims", ticket,
-                     ("UPDATE supportticket SET body = ? WHERE id = ?",
-                      (f"I used a gift card on order {order} but the balance looks wrong.", ticket)))
-    assert len(found) == 1 and found[0].message.startswith("says 'used a gift card' (gift card)")
-
-
 def test_shipping_refund_timing_flags_a_late_parcel_ticket_resolved_before_it_arrived(world: World) -> None:
     res, refund, delivered = pick(world, "shipping_refund_timing", "SELECT r.id, x.id, s.delivered_at FROM resolution r "
                                   "JOIN refund x ON x.ticket_id = r.ticket_id JOIN payment p ON p.id = x.payment_id "
@@ -1814,3 +1810,13 @@ def test_ticket_wording_repeats_flags_one_wording_twice_in_a_month(world: World)
                      ("UPDATE supportticket SET created_at = ?, body = (SELECT body || ' Thanks.' FROM supportticket "
                       "WHERE id = ?) WHERE id = ?", (soon, first, second)))
     assert len(found) == 1 and found[0].message.endswith("within 30 days of it")
+
+
+def test_slack_self_named_flags_a_post_calling_a_colleague_by_its_authors_name(world: World) -> None:
+    message, name = pick(world, "slack_self_named", "SELECT m.id, e.name FROM slackmessage m JOIN employee e "
+                                                    "ON e.id = m.author_id ORDER BY m.id")
+    first = name.split()[0]
+    found = injected(world, "slack_self_named", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?",
+                      (f"Return marked DOA by inspection, full refund including shipping. {first} please issue.", message)))
+    assert [f.message for f in found] == [f"is posted by {name} and names {first!r} as someone else"]

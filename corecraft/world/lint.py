@@ -1080,6 +1080,14 @@ def slack_office_hours(r: Records) -> list[Finding]:
         for msg in r.messages.values() if msg["ts"] >= r.now]
 
 
+def slack_self_named(r: Records) -> list[Finding]:
+    """A post does not call a colleague by its own author's first name ("Brian please issue", posted by Brian)."""
+    return [Finding("slack_self_named", msg["id"], f"is posted by {r.employees[msg['author_id']]['name']} and names "
+                    f"{first!r} as someone else")
+            for msg in r.messages.values() if msg["author_id"] in r.first_names
+            and re.search(rf"\b{re.escape(first := r.first_names[msg['author_id']])}\b", msg["text"])]
+
+
 def slack_day_end(r: Records) -> list[Finding]:
     """A post that speaks of the day's end (a missed evening pickup, ``day_end_words``) comes late in the day, and
     one a day at most."""
@@ -1651,8 +1659,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     ticket_wording_repeats, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
     slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
-    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_day_end, slack_weekdays, slack_reactions,
-    slack_new_hires, slack_raw_ids,
+    slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_day_end, slack_self_named,
+    slack_weekdays, slack_reactions, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
     ticket_raw_ids, ticket_builds, ticket_channels, ticket_assignees, ticket_owned_products, ticket_budgets, product_model_years,
     ticket_priorities, safety_escalations, tracking_numbers,

@@ -218,7 +218,8 @@ class ChatterMixin(GeneratorBase):
                     maker if it says its author made one, the named colleague's manager if it hands them a ticket,
                     never the task actor in a work channel, nobody who took another stance on the question it takes
                     a stance on, nobody who asked the question it answers or answered the one it asks (messages are
-                    not drawn in time order), nor the colleague it places at a warehouse; nobody when it breaks the
+                    not drawn in time order), nor the colleague it places at a warehouse, nor one whose first name it
+                    calls a colleague by ("Brian please issue" is not Brian's post); nobody when it breaks the
                     channel's etiquette (``slack_ticket_tags``) or plans the working week on a closed day
                     (``slack_weekdays``)."""
                     if self.seeds.fidelity.ticket_tag_problem(channel["name"][1:], text) or (
@@ -241,7 +242,8 @@ class ChatterMixin(GeneratorBase):
                             and not any((question, e) in stances for question in asked)
                             and not any((question, e) in askers for question, _ in taken)
                             and not (placed and self.seeds.fidelity.slack_warehouse_staff.problems(
-                                text, employees[e], employees.values()))]
+                                text, employees[e], employees.values()))
+                            and not re.search(rf"\b{re.escape(employees[e]['name'].split()[0])}\b", text)]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
                     text = fill()
