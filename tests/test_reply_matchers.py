@@ -222,6 +222,12 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                     "No refunds: don't refund the RAM line or the order.", True, ""),
     "stated_phrase_is_forbidden": ({"not_contains": ["refund the ram line"]},
                                    "Please refund the RAM line today.", False, "forbidden 'refund the ram line'"),
+    # Regression (blind round 39): "If you heard a date of around 9/20 anywhere, please disregard it" failed a
+    # not_contains meant for promising the retracted date.
+    "retracted_phrase_is_not_stated": ({"not_contains": ["9/20"]},
+                                       "If you heard a date of around 9/20 anywhere, please disregard it.", True, ""),
+    "promised_date_is_forbidden": ({"not_contains": ["9/20"]},
+                                   "It should ship by 9/20. Ignore the old tracking page.", False, "forbidden '9/20'"),
     "denial_then_statement_is_forbidden": ({"not_contains": ["refund the ram line"]},
                                            "Do not wait: refund the RAM line now.", False, "forbidden"),
     # Regression (blind round 6): a complete list written "tick-250830-902, 250830-901, ... and 250915-902"

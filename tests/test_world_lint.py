@@ -1725,8 +1725,8 @@ def test_resolution_fit_flags_a_correction_to_an_order_never_changed(world: Worl
 @pytest.mark.parametrize(("check", "body", "says"), [
     ("text_durations", "It's been 40 business days. Order {order}. Nothing. Please check.",
      "says 'been 40 business days'; the records say "),  # business days counted with the holidays
-    ("status_claims", "I used a gift card on order {order} but the balance looks wrong.",
-     "says 'used a gift card' (gift card)"),  # we sell no gift cards: no order was paid with one
+    ("status_claims", "My order got cancelled and I don't know why. It was {order}.",
+     "says 'order got cancelled' (cancelled)"),  # a shipped order was never cancelled
 ])
 def test_ticket_claims_the_records_do_not_bear(world: World, check: str, body: str, says: str) -> None:
     ticket, order = pick(world, check, "SELECT t.id, t.order_id FROM supportticket t JOIN shipment s "

@@ -541,18 +541,24 @@ class Reading:
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|nor|\w+n['’]t)(?:\s+[\w'’]+){0,2}\s+$", re.IGNORECASE)
+_RETRACTION = re.compile(r"^[^.!?\n]{0,60}?\b(?:disregard|ignore\b|(?:is|was) (?:not|no longer) (?:valid|right|correct)\b"
+                         r"|(?:isn['’]t|wasn['’]t) (?:valid|right|correct)\b|(?:is|was) (?:wrong|incorrect|retracted|withdrawn)\b)",
+                         re.IGNORECASE)
+"""Words after a phrase, in its sentence, that take it back ("9/20 … please disregard it", "that date was wrong")."""
 
 
 def asserts(text: str, phrase: str) -> bool:
     """Whether ``text`` states ``phrase`` rather than denying it: an occurrence counts unless a negation
     ("don't", "not", "never", "without" …) stands within the three words before it, in the same phrase
-    (punctuation ends a negation's reach). ("Don't refund the
-    RAM line" does not assert "refund the RAM line"; "please refund the RAM line" does.)"""
+    (punctuation ends a negation's reach), or its own sentence goes on to take it back ("a date of 9/20 you may
+    have heard, please disregard it"). ("Don't refund the RAM line" does not assert "refund the RAM line";
+    "please refund the RAM line" does.)"""
     if not phrase:
         return False
     at = text.find(phrase)
     while at >= 0:
-        if not _NEGATION.search(text[max(0, at - 40):at]):
+        retracted = _RETRACTION.search(text[at + len(phrase):]) is not None
+        if not _NEGATION.search(text[max(0, at - 40):at]) and not retracted:
             return True
         at = text.find(phrase, at + 1)
     return False
