@@ -581,6 +581,15 @@ class Fidelity(_Data):
     """Slack words welcoming a new hire (a regex): an employee named with them has no earlier record."""
     unbuilt_plans: str
     """Ticket words about machines not yet designed (a regex, case-insensitive): such a ticket links no build."""
+
+    def plans_unbuilt(self, text: str) -> bool:
+        """Whether a ticket ``text`` plans machines not yet designed (``unbuilt_plans``)."""
+        return re.search(self.unbuilt_plans, text, re.IGNORECASE) is not None
+
+    def tells_day_end(self, text: str) -> bool:
+        """Whether a Slack ``text`` speaks of the end of a working day (``day_end_words``)."""
+        return re.search(self.day_end_words, text) is not None
+
     day_end_words: str
     """Slack words about the end of a working day (a missed evening pickup; a regex)."""
     day_end_hour: int

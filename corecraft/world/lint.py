@@ -1097,7 +1097,7 @@ def slack_day_end(r: Records) -> list[Finding]:
         local = msg["ts"].astimezone(r.tz)
         found += [Finding("slack_day_end", msg["id"], problem)
                   for problem in day_end_problems(msg["text"], local, r.rules, told)]
-        if re.search(r.rules.day_end_words, msg["text"]):
+        if r.rules.tells_day_end(msg["text"]):
             told.add(local.date())
     return found
 
@@ -1135,7 +1135,7 @@ def ticket_builds(r: Records) -> list[Finding]:
     return [Finding("ticket_builds", t["id"], f"plans machines not yet designed ({t['subject']!r}) but is linked to "
                     f"{t['build_id']}")
             for t in r.tickets.values()
-            if t["build_id"] and re.search(r.rules.unbuilt_plans, f"{t['subject']}\n{t['body']}", re.IGNORECASE)]
+            if t["build_id"] and r.rules.plans_unbuilt(f"{t['subject']}\n{t['body']}")]
 
 
 def ticket_channels(r: Records) -> list[Finding]:
@@ -1630,19 +1630,21 @@ def ticket_wording_repeats(r: Records) -> list[Finding]:
     """One customer never writes two tickets in one wording (a phrase's body or a variant of it), no two tickets
     still being worked on (the queue an agent sees together) share one, and no two written within
     :data:`WORDING_GAP` of each other do: word-for-word wording across tickets is a template's tell."""
+    written: dict[tuple[int, str], list[Row]] = defaultdict(list)  # by (phrase, wording), oldest first
+    for t in sorted(r.tickets.values(), key=lambda t: (t["created_at"], t["id"])):
+        for k, phrase in enumerate(r.ticket_phrases):
+            if (wording := phrase.wording_of(t["body"])) is not None:
+                written[(k, wording)].append(t)
     found = []
-    for phrase in r.ticket_phrases:
-        for wording in phrase.wordings:
-            written = sorted((t for t in r.tickets.values() if phrase.wording_of(t["body"]) == wording),
-                             key=lambda t: (t["created_at"], t["id"]))
-            for earlier, later in combinations(written, 2):
-                why = ("by the same customer" if later["customer_id"] == earlier["customer_id"]
-                       else "and both are still open" if {earlier["status"], later["status"]} <= OPEN_TICKET_STATUSES
-                       else f"within {WORDING_GAP.days} days of it"
-                       if later["created_at"] - earlier["created_at"] < WORDING_GAP else None)
-                if why is not None:
-                    found.append(Finding("ticket_wording_repeats", later["id"], f"is worded as {earlier['id']} "
-                                         f"({phrase.subject!r}), {why}"))
+    for (k, _), tickets in written.items():
+        for earlier, later in combinations(tickets, 2):
+            why = ("by the same customer" if later["customer_id"] == earlier["customer_id"]
+                   else "and both are still open" if {earlier["status"], later["status"]} <= OPEN_TICKET_STATUSES
+                   else f"within {WORDING_GAP.days} days of it"
+                   if later["created_at"] - earlier["created_at"] < WORDING_GAP else None)
+            if why is not None:
+                found.append(Finding("ticket_wording_repeats", later["id"], f"is worded as {earlier['id']} "
+                                     f"({r.ticket_phrases[k].subject!r}), {why}"))
     return found
 
 

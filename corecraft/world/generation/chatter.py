@@ -265,7 +265,7 @@ class ChatterMixin(GeneratorBase):
             for question, k in self.seeds.fidelity.stances_in(text):
                 stances[(question, author)] = k
             askers.update((question, author) for question in self.seeds.fidelity.stance_asks_in(text))
-            if re.search(self.seeds.fidelity.day_end_words, text):
+            if self.seeds.fidelity.tells_day_end(text):
                 self.day_end_told.add(ts.astimezone(self.tz).date())
             messages.append({"_order": n, "channel_id": channel["id"], "author_id": author,
                              "text": text, "ts": ts, "reactions": self.reactions(text, channel in chatter and chatter is not work),

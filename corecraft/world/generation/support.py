@@ -301,11 +301,8 @@ class SupportMixin(GeneratorBase):
         rules = self.seeds.fidelity
         t = story.ticket
         values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
-        body = self.wording(phrase, t)
+        body = wording = self.wording(phrase, t)  # its first_contact when there is no earlier ticket to quote
         references = [e for e in story.earlier_tickets if reference_problem(t, e) is None]
-        if "{ticket_id}" in body and not references and phrase.first_contact:
-            body = phrase.first_contact
-        wording = body
         template = f"{phrase.subject}\n{body}"
         allowed = rules.allowed_categories(template)
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku", "brand"))
@@ -375,7 +372,7 @@ class SupportMixin(GeneratorBase):
         delivered = story.ship is not None and story.ship["delivered_at"] is not None \
             and story.ship["delivered_at"] <= t["created_at"]
         subject, body = text.split("\n", 1)
-        if t["build_id"] and re.search(rules.unbuilt_plans, text, re.IGNORECASE):
+        if t["build_id"] and rules.plans_unbuilt(text):
             return None  # a plan for machines not yet designed is about no saved build
         if body in self.ticket_bodies or symptom_problems(text, named, held, rules) \
                 or (story.order and DELIVERY_CLAIM.search(text) and not delivered) \
