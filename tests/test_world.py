@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5fea1cc33110b62433a63344060bea34a7c1796b7f2c0f827aedf13ce3f127eb"
+DEFAULT_WORLD_HASH = "570b5a07a9ab0caf37d2b9b9836b3c3eb0c4a380c53a6c885a37ddca29807f4c"
 
 
 @pytest.mark.slow

@@ -208,6 +208,21 @@ def test_shipment_ship_dates_flags_a_ship_date_at_the_label(world: World) -> Non
                                           f"({datetime.fromisoformat(pickup):%Y-%m-%d %H:%M})"]
 
 
+def test_shipment_ship_dates_flags_a_pickup_after_the_last_collection(world: World) -> None:
+    ship, events = pick(world, "shipment_ship_dates", "SELECT id, events FROM shipment ORDER BY id")
+    """A parcel labelled at 16:00 goes with the 18:00 collection; one labelled at 19:00 leaves on the night trailer."""
+    scans = json.loads(events)
+    late = datetime.fromisoformat(scans[1]["ts"]).astimezone(world.tz).replace(hour=22, minute=5)
+    scans[0]["ts"], scans[1]["ts"] = late.replace(hour=19, minute=0).isoformat(), late.isoformat()
+    assert injected(world, "shipment_ship_dates", ship,
+                    ("UPDATE shipment SET shipped_at = ?, events = ? WHERE id = ?",
+                     (db.encode_datetime(late), json.dumps(scans), ship))) == []
+    scans[0]["ts"] = late.replace(hour=16, minute=0).isoformat()
+    world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(scans), ship))
+    assert [f.message for f in lint(world) if f.check == "shipment_ship_dates" and f.entity_id == ship] == [
+        "is picked up at 22:05, after the carrier's last collection (18:00), though labelled at 16:00"]
+
+
 def test_shipment_scans_flags_a_ship_date_without_a_pickup(world: World) -> None:
     ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' ORDER BY id")
     scans = [e for e in json.loads(events) if e["status"] != "picked_up"]
@@ -590,8 +605,8 @@ def _fidelity_patterns(domain: Domain) -> list[re.Pattern[str]]:
 
 
 def test_every_ticket_wording_says_what_its_phrase_says(domain: Domain) -> None:
-    """A phrase's variants are other customers' words for the same ticket: the same placeholders, and the same
-    words the fidelity checks read (so each fits the same records and the same outcomes)."""
+    """A phrase's variants and titles are other customers' words for the same ticket: the same placeholders, and the
+    same words the fidelity checks read (so each fits the same records and the same outcomes)."""
     patterns = _fidelity_patterns(domain)
     fill = {"customer": "Jordan Lee", "first_name": "Jordan", "order_id": "ord-250101-001", "ticket_id": "tick-250101-001",
             "product": "Acme Widget 9000", "sku": "ACME-9000", "brand": "Acme", "carrier": "UPS Ground",
@@ -602,10 +617,16 @@ def test_every_ticket_wording_says_what_its_phrase_says(domain: Domain) -> None:
         text = f"{subject}\n{body}".format(**fill)
         return set(re.findall(r"\{(\w+)\}", body)), {p.pattern for p in patterns if p.search(text)}
 
+    def heading(subject: str) -> tuple[set[str], set[str]]:
+        return set(re.findall(r"\{(\w+)\}", subject)), reading(subject, "")[1]
+
     phrases = domain.seeds.phrases
-    wrong = [(p.subject, variant) for pool in [*phrases.tickets.values(), *phrases.ticket_reserve.values()]
-             for p in pool for variant in p.variants
+    pools = [*phrases.tickets.values(), *phrases.ticket_reserve.values()]
+    wrong = [(p.subject, variant) for pool in pools for p in pool for variant in p.variants
              if reading(p.subject, variant) != reading(p.subject, p.body) or variant == p.body]
+    wrong += [(p.subject, title) for pool in pools for p in pool for title in p.titles
+              if heading(title) != heading(p.subject) or reading(title, p.body) != reading(p.subject, p.body)
+              or title == p.subject]
     assert wrong == []
     assert sum(len(p.variants) for pool in phrases.tickets.values() for p in pool) >= 100
 
@@ -975,6 +996,26 @@ def test_escalation_fit_flags_exceptions_and_limits_the_facts_do_not_bear(world:
     assert len(limit) == 1 and "above the creator's limit" in limit[0] and limit[0].endswith("involves no order")
 
 
+def test_escalation_fit_sizes_a_permission_escalation_to_the_item_asked_about(world: World) -> None:
+    """Money asked back for one item of an order is that item's price, not the order's total."""
+    permission, ticket = pick(world, "escalation_fit", "SELECT id, ticket_id FROM escalation ORDER BY id")
+    order, cheap, total, price = one(world, "SELECT o.id, p.name, o.total, l.unit_price * l.quantity FROM \"order\" o "
+                                            "JOIN orderline l ON l.order_id = o.id JOIN product p ON p.id = l.product_id "
+                                            "WHERE o.total > 2 * l.unit_price * l.quantity ORDER BY o.total DESC LIMIT 1")
+    creator, = one(world, "SELECT id FROM employee WHERE refund_limit > 0 ORDER BY refund_limit LIMIT 1")
+    limit = (total + price) / 2
+    statements = [("UPDATE escalation SET type = 'insufficient_permission', created_by_id = ? WHERE id = ?",
+                   (creator, permission)),
+                  ("UPDATE employee SET refund_limit = ? WHERE id = ?", (limit, creator))]
+    whole = injected(world, "escalation_fit", permission, *statements,
+                     ("UPDATE supportticket SET body = 'I want my money back.', order_id = ? WHERE id = ?",
+                      (order, ticket)))
+    assert whole == []
+    item = injected(world, "escalation_fit", permission,
+                    ("UPDATE supportticket SET body = ? WHERE id = ?", (f"I want my money back for the {cheap}.", ticket)))
+    assert len(item) == 1 and item[0].message.endswith("involves less")
+
+
 def test_resolution_fit_flags_an_order_corrected_after_it_shipped(world: World) -> None:
     resolution, = pick(world, "resolution_fit", "SELECT r.id FROM resolution r JOIN supportticket t ON t.id = r.ticket_id "
                        "JOIN shipment s ON s.order_id = t.order_id WHERE t.type != 'billing' "
@@ -1010,6 +1051,16 @@ def replacement(world: World) -> tuple[str, ...]:
 
 
 @pytest.mark.slow
+def test_replacements_placed_flags_an_update_the_resolution_was_not_dated_by(default_world: World) -> None:
+    order, _, resolution, _, _ = replacement(default_world)
+    placed, = one(default_world, "SELECT created_at FROM \"order\" WHERE id = ?", order)
+    day = f"{datetime.fromisoformat(placed).astimezone(default_world.tz):%Y-%m-%d}"
+    found = injected(default_world, "replacements_placed", resolution,
+                     ("UPDATE resolution SET updated_at = NULL WHERE id = ?", (resolution,)))
+    assert len(found) == 1 and found[0].message.startswith(f"carries an update dated {day}, but was last updated never")
+
+
+@pytest.mark.slow
 def test_replacement_records_flags_a_shipped_replacement_left_as_no_action(default_world: World) -> None:
     order, _, resolution, _, _ = replacement(default_world)
     found = injected(default_world, "replacement_records", resolution,
@@ -1035,7 +1086,10 @@ def test_replacements_placed_flags_an_approval_long_due_without_its_order(world:
         and "but no replacement order was placed by" in found[0].message
     other, = one(world, "SELECT id FROM \"order\" WHERE id != ? ORDER BY id LIMIT 1", order)
     placed = f"[{ticket}] Replacement approved; " + promise.placed.format(date="2025-08-01", order_id=other) + "."
-    world.conn.execute("UPDATE resolution SET details = ? WHERE id = ?", (placed, res))
+    world.conn.execute("UPDATE resolution SET details = ?, updated_at = ? WHERE id = ?",
+                       (placed, db.encode_datetime(datetime(2025, 8, 1, 12, tzinfo=world.tz)), res))
+    world.conn.execute("UPDATE supportticket SET updated_at = max(updated_at, ?) WHERE id = ?",
+                       (db.encode_datetime(datetime(2025, 8, 1, 12, tzinfo=world.tz)), ticket))
     assert [f.message for f in lint(world) if f.check == "replacements_placed" and f.entity_id == res] == [
         f"names {other} as replacing {order}, but no such order replaced it by "
         f"{found[0].message.rsplit('placed by ', 1)[1].split(',')[0]}"]
@@ -1810,6 +1864,17 @@ def test_ticket_wording_repeats_flags_one_wording_twice_in_a_month(world: World)
                      ("UPDATE supportticket SET created_at = ?, body = (SELECT body || ' Thanks.' FROM supportticket "
                       "WHERE id = ?) WHERE id = ?", (soon, first, second)))
     assert len(found) == 1 and found[0].message.endswith("within 30 days of it")
+
+
+def test_ticket_wording_repeats_flags_one_subject_line_twice_by_one_customer(world: World) -> None:
+    first, customer, subject = one(world, "SELECT id, customer_id, subject FROM supportticket t WHERE EXISTS "
+                                          "(SELECT 1 FROM supportticket o WHERE o.customer_id = t.customer_id AND "
+                                          "o.id <> t.id) ORDER BY created_at LIMIT 1")
+    second, = one(world, "SELECT id FROM supportticket WHERE customer_id = ? AND id <> ? ORDER BY created_at DESC "
+                         "LIMIT 1", customer, first)
+    found = injected(world, "ticket_wording_repeats", second,
+                     ("UPDATE supportticket SET subject = ? WHERE id = ?", (subject, second)))
+    assert [f.message for f in found] == [f"is titled as {first}, by the same customer"]
 
 
 def test_slack_self_named_flags_a_post_calling_a_colleague_by_its_authors_name(world: World) -> None:

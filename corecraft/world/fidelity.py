@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, tzinfo
 from functools import cached_property, lru_cache, partial
 from itertools import pairwise
 from typing import Any, Literal
@@ -1150,8 +1150,22 @@ ALARM_WORDS = re.compile(r"\b(urgent|asap|safety|burn\w*|smok\w*|melt\w*|recall\
 """Words of a Slack post that raises an alarm: only such a post draws fire or rotating-light reactions."""
 
 
+def refund_at_stake(order: Mapping[str, Any], lines: Iterable[Mapping[str, Any]], named: Collection[str]) -> float:
+    """The money a request for money back on ``order`` puts at stake: its lines of the products the request
+    names (``named`` ids), or the whole order when it names none of them."""
+    asked = [ln for ln in lines if ln["product_id"] in named]
+    return sum(ln["unit_price"] * ln["quantity"] for ln in asked) if asked else float(order["total"])
+
+
 WORDING_GAP = timedelta(days=30)
 """The least time between two tickets written in one wording: a month's tickets never share one."""
+
+LAST_PICKUP = time(18, 0)
+"""The carrier's last collection of the day at the warehouse dock (the world's clock; kb-warehouse-network)."""
+
+NIGHT_TRAILER_LABELS = time(17, 30)
+"""A parcel labelled later than this misses the last collection and leaves on the carrier's night trailer that
+evening (kb-warehouse-network); one labelled by then goes with the last collection at the latest."""
 
 OPEN_TICKET_STATUSES = frozenset({"new", "open", "pending_customer"})
 """Statuses of a ticket still being worked on: the queue an agent sees together."""

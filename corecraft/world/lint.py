@@ -23,6 +23,8 @@ from corecraft.world.compat import build_problems, order_problems
 from corecraft.world.fidelity import (
     CENT,
     DELIVERY_CLAIM,
+    LAST_PICKUP,
+    NIGHT_TRAILER_LABELS,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
     RAW_ID,
@@ -54,6 +56,7 @@ from corecraft.world.fidelity import (
     received_by,
     received_products,
     reference_problem,
+    refund_at_stake,
     restocked,
     rule_shape,
     ship_to_problem,
@@ -425,13 +428,20 @@ CARRIER_DAY_SCANS = ("in_transit", "out_for_delivery")
 
 def shipment_ship_dates(r: Records) -> list[Finding]:
     """A shipment's ``shipped_at`` is its ``picked_up`` scan: the ship date ``kb-shipment-tracking-events``
-    counts SLAs from (the label is printed earlier, and the carrier does not have the parcel yet)."""
+    counts SLAs from (the label is printed earlier, and the carrier does not have the parcel yet); and a parcel
+    labelled in time for the carrier's last collection goes with it at the latest (a later one leaves on the night
+    trailer)."""
     found = []
     for ship in r.shipments.values():
         pickup = next((datetime.fromisoformat(e["ts"]) for e in ship["events"] if e["status"] == "picked_up"), None)
         if pickup is not None and pickup != ship["shipped_at"]:
             found.append(Finding("shipment_ship_dates", ship["id"], f"shipped_at {ship['shipped_at']:%Y-%m-%d %H:%M} "
                                  f"is not its pickup scan ({pickup.astimezone(r.tz):%Y-%m-%d %H:%M})"))
+        labelled = datetime.fromisoformat(ship["events"][0]["ts"]).astimezone(r.tz) if ship["events"] else None
+        picked = ship["shipped_at"].astimezone(r.tz)
+        if labelled is not None and labelled.time() <= NIGHT_TRAILER_LABELS and picked.time() > LAST_PICKUP:
+            found.append(Finding("shipment_ship_dates", ship["id"], f"is picked up at {picked:%H:%M}, after the "
+                                 f"carrier's last collection ({LAST_PICKUP:%H:%M}), though labelled at {labelled:%H:%M}"))
     return found
 
 
@@ -1374,7 +1384,8 @@ def escalation_fit(r: Records) -> list[Finding]:
         if esc["type"] == "insufficient_permission" and not r.rules.asks_refund(text):
             found.append(Finding("escalation_fit", esc["id"], f"wants approval authority for {t['id']} "
                                  f"({t['subject']!r}), which asks for no money"))
-        elif esc["type"] == "insufficient_permission" and (order is None or order["total"] <= limit):
+        elif esc["type"] == "insufficient_permission" and (order is None or refund_at_stake(
+                order, r.lines.get(order["id"], []), {p["id"] for p in r.named_products(text)}) <= limit):
             found.append(Finding("escalation_fit", esc["id"], f"says the amount is above the creator's limit "
                                  f"(${limit:,.0f}) but {t['id']} involves {'no order' if order is None else 'less'}"))
         if re.search(r"outside the window|past the customer's return window", esc["notes"]) and late is None:
@@ -1479,7 +1490,8 @@ def replacements_placed(r: Records) -> list[Finding]:
     fulfillment logs the shortfall, at most ``resend.business_days`` after it): by then the approval names its
     replacement order (``placed``: an order replacing the ticket's order, placed on the day it says), or the
     refund the unit had been returned for (``refunded``: a return on the ticket's order made by then), or the
-    order that had replaced the unit already (``replaced_before``: placed by then)."""
+    order that had replaced the unit already (``replaced_before``: placed by then); the resolution, and its ticket,
+    were last updated on the update's day."""
     promise = r.rules.replacement_promise
     found = []
     for res in r.resolutions.values():
@@ -1496,6 +1508,11 @@ def replacements_placed(r: Records) -> list[Finding]:
                                      f"{due:%Y-%m-%d}, when returns had logged the unit"))
             continue
         how, said = settled
+        updated = res.get("updated_at")
+        if updated is None or f"{updated.astimezone(r.tz):%Y-%m-%d}" != said["date"] or updated > t["updated_at"]:
+            found.append(Finding("replacements_placed", res["id"], f"carries an update dated {said['date']}, but was "
+                                 f"last updated {'never' if updated is None else f'{updated.astimezone(r.tz):%Y-%m-%d}'}"
+                                 f" and its ticket {t['updated_at'].astimezone(r.tz):%Y-%m-%d}"))
         if how == "refunded":
             refund = r.refunds.get(said["refund_id"])
             if refund is None or r.payments[refund["payment_id"]]["order_id"] != t["order_id"] or not refund["lines"] \
@@ -1627,24 +1644,24 @@ def duplicate_ticket_texts(r: Records) -> list[Finding]:
 
 
 def ticket_wording_repeats(r: Records) -> list[Finding]:
-    """One customer never writes two tickets in one wording (a phrase's body or a variant of it), no two tickets
-    still being worked on (the queue an agent sees together) share one, and no two written within
-    :data:`WORDING_GAP` of each other do: word-for-word wording across tickets is a template's tell."""
-    written: dict[tuple[int, str], list[Row]] = defaultdict(list)  # by (phrase, wording), oldest first
+    """One customer never writes two tickets in one wording (a phrase's body or a variant of it) or under one
+    subject line, no two tickets still being worked on (the queue an agent sees together) share one, and no two
+    written within :data:`WORDING_GAP` of each other do: word-for-word wording across tickets is a template's tell."""
+    written: dict[tuple[str, str], list[Row]] = defaultdict(list)  # by (how, wording), oldest first
     for t in sorted(r.tickets.values(), key=lambda t: (t["created_at"], t["id"])):
-        for k, phrase in enumerate(r.ticket_phrases):
+        written[("titled as {}", t["subject"])].append(t)
+        for phrase in r.ticket_phrases:
             if (wording := phrase.wording_of(t["body"])) is not None:
-                written[(k, wording)].append(t)
+                written[(f"worded as {{}} ({phrase.subject!r})", wording)].append(t)
     found = []
-    for (k, _), tickets in written.items():
+    for (how, _), tickets in written.items():
         for earlier, later in combinations(tickets, 2):
             why = ("by the same customer" if later["customer_id"] == earlier["customer_id"]
                    else "and both are still open" if {earlier["status"], later["status"]} <= OPEN_TICKET_STATUSES
                    else f"within {WORDING_GAP.days} days of it"
                    if later["created_at"] - earlier["created_at"] < WORDING_GAP else None)
             if why is not None:
-                found.append(Finding("ticket_wording_repeats", later["id"], f"is worded as {earlier['id']} "
-                                     f"({r.ticket_phrases[k].subject!r}), {why}"))
+                found.append(Finding("ticket_wording_repeats", later["id"], f"is {how.format(earlier['id'])}, {why}"))
     return found
 
 

@@ -238,6 +238,9 @@ class Resolution(SQLModel, table=True):
     refund_id: str | None = Field(default=None, foreign_key="refund.id")
     details: str
     created_at: datetime = Field(index=True)
+    updated_at: datetime | None = None
+    """When a dated update was last added to ``details`` (a replacement approval, once the replacement is placed
+    or found not needed); None when the note stands as first written."""
 
 
 class KnowledgeBaseArticle(SQLModel, table=True):

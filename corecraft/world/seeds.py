@@ -54,12 +54,19 @@ class TicketPhrase(_Seed):
     """The body for a customer with no earlier ticket to quote (phrases whose body quotes {ticket_id})."""
     variants: tuple[str, ...] = ()
     """Other wordings of ``body``, as other customers write it: the same placeholders, the same facts and the same
-    words the fidelity checks read (``tests/test_seeds.py`` holds them to that)."""
+    words the fidelity checks read (``tests/test_world_lint.py`` holds them to that)."""
+    titles: tuple[str, ...] = ()
+    """Other subject lines for it, as other customers title the same ticket, held to the same rule as ``variants``."""
 
     @property
     def wordings(self) -> list[str]:
         """Every body a ticket may be written in: ``body``, its variants, then ``first_contact``."""
         return [self.body, *self.variants] + ([self.first_contact] if self.first_contact else [])
+
+    @property
+    def subjects(self) -> list[str]:
+        """Every subject line a ticket may carry: ``subject``, then its ``titles``."""
+        return [self.subject, *self.titles]
 
     @cached_property
     def marks(self) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.compat import order_problems
-from corecraft.world.fidelity import assigned_warehouse, distance_km, price_at, stocked_parts
+from corecraft.world.fidelity import LAST_PICKUP, NIGHT_TRAILER_LABELS, assigned_warehouse, distance_km, price_at, stocked_parts
 from corecraft.world.generation.base import (
     GeneratorBase,
     add_business_days,
@@ -363,20 +363,29 @@ class CommerceMixin(GeneratorBase):
             sent[key].append(placed[-1])
         self.dated_ids(placed, "ord", "created_at", after=(o["id"] for o in self.rows[m.Order]))
         for res, why, field, record in withdrawn:
-            res["details"] = promise.settled(res["details"], why, date=record["created_at"].date().isoformat(),
-                                             **{field: record["id"]})
+            when = max(record["created_at"], res["created_at"])
+            res["details"] = promise.settled(res["details"], why, date=when.date().isoformat(), **{field: record["id"]})
+            self.updated(res, when)
         for order in placed:
             line = {"id": f"{order['id']}-L1", "order_id": order["id"], **order.pop("_line")}
             shipment = self.shipment(order, order["created_at"], [products[line["product_id"]]], order.pop("_rng"))
             res = order.pop("_resolution")
             res["details"] = promise.settled(res["details"], "placed", date=order["created_at"].date().isoformat(),
                                              order_id=order["id"])
+            self.updated(res, order["created_at"])
             if shipment is not None:
                 self.rows[m.Shipment].append(shipment)
                 order.update(status="fulfilled", updated_at=shipment["shipped_at"])
                 res["outcome"] = "replacement_sent"
             self.rows[m.OrderLine].append(line)
         self.rows[m.Order] += placed
+
+    def updated(self, resolution: dict[str, Any], when: datetime) -> None:
+        """Date the update just added to ``resolution``'s details, on it and on its ticket (a ticket is updated
+        whenever its records are)."""
+        resolution["updated_at"] = when
+        ticket = next(t for t in self.rows[m.SupportTicket] if t["id"] == resolution["ticket_id"])
+        ticket["updated_at"] = max(ticket["updated_at"], when)
 
     def shipment(self, order: dict[str, Any], paid_at: datetime, items: list[dict[str, Any]],
                  rng: random.Random | None = None) -> dict[str, Any] | None:
@@ -429,14 +438,16 @@ class CommerceMixin(GeneratorBase):
         draw.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
         dest = f"{order['shipping_address']['city']}, {order['shipping_address']['state']}"
         city = assigned_warehouse(dest, items, self.seeds.fidelity)
-        printed = label
+        printed = later = label
         if label == paid_at:  # picked the moment it was paid: the label is printed once someone picks it, that
             minutes = self.local_rng("label", order["id"]).randint(20, 55)  # day, or before the morning pickup
             later = label + timedelta(minutes=minutes)
             if later.date() != label.date():
                 later = shipped - timedelta(minutes=minutes + 10)
-            if label < later <= min(shipped - timedelta(minutes=30), self.now):
-                printed = later
+        if later.date() == shipped.date() and later.time() <= NIGHT_TRAILER_LABELS and shipped.time() > LAST_PICKUP:
+            shipped = datetime.combine(shipped.date(), LAST_PICKUP, shipped.tzinfo)  # in time for the last collection
+        if label < later <= min(shipped - timedelta(minutes=30), self.now):
+            printed = later
         events = [(printed, "label_created", city), (shipped, "picked_up", city)]
         gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now, draw)
         end = delivered or self.now

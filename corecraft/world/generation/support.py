@@ -27,6 +27,7 @@ from corecraft.world.fidelity import (
     price_drops,
     received_products,
     reference_problem,
+    refund_at_stake,
     restocked,
     stale_details,
     status_problems,
@@ -81,6 +82,8 @@ class _TicketText:
     named: str | None
     wording: str
     """The phrase's wording it was written in."""
+    title: str
+    """The phrase's subject line it carries."""
 
 
 class SupportMixin(GeneratorBase):
@@ -239,12 +242,13 @@ class SupportMixin(GeneratorBase):
             text = self.ticket_text(phrase, story, product, {**values, **(extra or {})}, rng, ships, fixed)
             if text is not None:
                 t["subject"], t["body"], t["_named"] = text.subject, text.body, text.named
-                if "_wording" in t:
-                    self.wording_uses[t["_wording"]] -= 1
-                    self.wording_times[t["_wording"]].remove(t["created_at"])
-                self.wording_uses[text.wording] += 1
-                self.wording_times[text.wording].append(t["created_at"])
-                t["_wording"] = text.wording
+                for key, wording in (("_wording", text.wording), ("_title", text.title)):
+                    if key in t:
+                        self.wording_uses[t[key]] -= 1
+                        self.wording_times[t[key]].remove(t["created_at"])
+                    self.wording_uses[wording] += 1
+                    self.wording_times[wording].append(t["created_at"])
+                    t[key] = wording
                 if old is not None:
                     self.phrase_tickets[t["_text"][0]] = [o for o in self.phrase_tickets[t["_text"][0]] if o is not t]
                 t["_text"] = (phrase, story, product, values)
@@ -291,9 +295,16 @@ class SupportMixin(GeneratorBase):
         """The least crowded wording of ``phrase`` for ``t`` (:meth:`crowding`; a tie drawn from the ticket's own
         randomness): customers with one complaint write it each in their own words, and a month's tickets never
         in the same ones."""
-        best = self.crowding(phrase, t)
-        return self.local_rng("wording", t["id"]).choice([w for w in self.wordings(phrase, t)
-                                                          if self.wording_crowding(w, t) == best])
+        return self.least_crowded(self.wordings(phrase, t), t, "wording")
+
+    def title(self, phrase: TicketPhrase, t: dict[str, Any]) -> str:
+        """The least crowded subject line of ``phrase`` for ``t``, as :meth:`wording` picks its body (a subject
+        line shared by several phrases is counted once, across them)."""
+        return self.least_crowded(phrase.subjects, t, "title")
+
+    def least_crowded(self, wordings: list[str], t: dict[str, Any], what: str) -> str:
+        best = min(self.wording_crowding(w, t) for w in wordings)
+        return self.local_rng(what, t["id"]).choice([w for w in wordings if self.wording_crowding(w, t) == best])
 
     def ticket_text(self, phrase: TicketPhrase, story: _TicketStory, product: dict[str, Any], values: dict[str, Any],
                     rng: random.Random, ships: dict[str, dict[str, Any]], fixed: bool = False) -> _TicketText | None:
@@ -302,8 +313,9 @@ class SupportMixin(GeneratorBase):
         t = story.ticket
         values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         body = wording = self.wording(phrase, t)  # its first_contact when there is no earlier ticket to quote
+        title = self.title(phrase, t)
         references = [e for e in story.earlier_tickets if reference_problem(t, e) is None]
-        template = f"{phrase.subject}\n{body}"
+        template = f"{title}\n{body}"
         allowed = rules.allowed_categories(template)
         names_product = any(f"{{{k}}}" in template for k in ("product", "sku", "brand"))
         if fixed and not names_product:
@@ -383,7 +395,7 @@ class SupportMixin(GeneratorBase):
                                      self.policy.carrier_holidays) \
                 or card_problems(text, payment, rules):
             return None
-        return _TicketText(subject, body, product["id"] if names_product else None, wording)
+        return _TicketText(subject, body, product["id"] if names_product else None, wording, title)
 
     def outcomes(self) -> None:
         """Resolutions, refunds and escalations for tickets, and the statuses they imply."""
@@ -482,6 +494,7 @@ class SupportMixin(GeneratorBase):
             t.pop("_text")
             t.pop("_named")
             t.pop("_wording", None)
+            t.pop("_title", None)
             t.pop("_stale")
             if t["status"] != "new":  # triaged: the priority follows the KB's rules, the text's words too
                 order = orders.get(t["order_id"] or "")
@@ -763,7 +776,11 @@ class SupportMixin(GeneratorBase):
                 return f"Return asked for {late} days past the customer's return window; needs an exception decision."
             asked = self.seeds.fidelity.exception_asked(text)
             return None if asked is None else f"Customer asks for {asked.ask}, beyond policy; needs an exception decision."
-        if order is not None and order["total"] > creator["refund_limit"] and self.seeds.fidelity.asks_refund(text):
-            return (f"Customer wants money back on {order['id']} (${order['total']:,.2f} order); "
-                    f"above my ${creator['refund_limit']:,.0f} approval limit.")
-        return None
+        if order is None or not self.seeds.fidelity.asks_refund(text):
+            return None
+        stake = refund_at_stake(order, self.lines_by_order()[order["id"]], _named(t))
+        if stake <= creator["refund_limit"]:
+            return None
+        what = "the order" if stake == order["total"] else "the item asked about"
+        return (f"Customer wants money back on {order['id']} (${stake:,.2f}, {what}); above my "
+                f"${creator['refund_limit']:,.0f} approval limit.")
