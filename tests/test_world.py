@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "570b5a07a9ab0caf37d2b9b9836b3c3eb0c4a380c53a6c885a37ddca29807f4c"
+DEFAULT_WORLD_HASH = "9d6e0ea0e33c7ae851fdbccdcda0888f21685be7b364086609d5f125588fc848"
 
 
 @pytest.mark.slow

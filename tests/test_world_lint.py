@@ -1877,6 +1877,35 @@ def test_ticket_wording_repeats_flags_one_subject_line_twice_by_one_customer(wor
     assert [f.message for f in found] == [f"is titled as {first}, by the same customer"]
 
 
+def test_ticket_priciest_products_flags_a_cheap_part_called_the_costly_one(world: World) -> None:
+    ticket, order = pick(world, "ticket_priciest_products", "SELECT t.id, t.order_id FROM supportticket t JOIN orderline l "
+                                                            "ON l.order_id = t.order_id GROUP BY t.id HAVING "
+                                                            "min(l.unit_price) < max(l.unit_price) ORDER BY t.id")
+    cheap, priciest = one(world, "SELECT (SELECT p.name FROM orderline l JOIN product p ON p.id = l.product_id WHERE "
+                                 "l.order_id = :o ORDER BY l.unit_price LIMIT 1), (SELECT p.name FROM orderline l JOIN "
+                                 "product p ON p.id = l.product_id WHERE l.order_id = :o ORDER BY l.unit_price DESC "
+                                 "LIMIT 1)", order)
+    body = "Will {} come in one box or several? The {} is pricey and I want to be home."
+    assert injected(world, "ticket_priciest_products", ticket,
+                    ("UPDATE supportticket SET body = ? WHERE id = ?", (body.format(order, priciest), ticket))) == []
+    world.conn.execute("UPDATE supportticket SET body = ? WHERE id = ?", (body.format(order, cheap), ticket))
+    found = [f.message for f in lint(world) if f.check == "ticket_priciest_products" and f.entity_id == ticket]
+    assert len(found) == 1 and found[0].startswith(f"calls {cheap} the costly part of {order}")
+
+
+def test_doa_refunds_flags_a_dead_item_refunded_without_its_shipping(world: World) -> None:
+    refund, line, order = pick(world, "doa_refunds", "SELECT r.id, json_extract(r.lines, '$[0].order_line_id'), "
+                                                     "p.order_id FROM refund r JOIN payment p ON p.id = r.payment_id "
+                                                     "WHERE r.lines != '[]' ORDER BY r.id")
+    price, = one(world, "SELECT unit_price FROM orderline WHERE id = ?", line)
+    world.conn.execute("UPDATE \"order\" SET shipping_cost = 24.99, discount = 0 WHERE id = ?", (order,))
+    found = injected(world, "doa_refunds", refund,
+                     ("UPDATE refund SET reason = 'doa', amount = ?, lines = json_array(json_object('order_line_id', ?, "
+                      "'quantity', 1)) WHERE id = ?", (price, line, refund)))
+    assert [f.message for f in found] == [f"refunds ${price:.2f} as DOA, but the units paid (${price:.2f}) and the "
+                                          f"shipping ($24.99) make ${price + 24.99:.2f}"]
+
+
 def test_slack_self_named_flags_a_post_calling_a_colleague_by_its_authors_name(world: World) -> None:
     message, name = pick(world, "slack_self_named", "SELECT m.id, e.name FROM slackmessage m JOIN employee e "
                                                     "ON e.id = m.author_id ORDER BY m.id")

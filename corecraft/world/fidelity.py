@@ -571,6 +571,8 @@ class Fidelity(_Data):
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     owned_product: str
     """Ticket words about a part the customer has used (a review of it): one they had received from us by then."""
+    priciest_product: str
+    """Ticket words calling the part they name the costly one of their order: it is the order's priciest line."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
     thread_topics: dict[str, str]
@@ -704,6 +706,10 @@ class Fidelity(_Data):
     def owned(self, text: str) -> bool:
         """Whether ``text`` talks about a part the customer has used (``owned_product``)."""
         return re.search(self.owned_product, text) is not None
+
+    def calls_pricey(self, text: str) -> bool:
+        """Whether ``text`` calls the part it names the costly one of its order (``priciest_product``)."""
+        return re.search(self.priciest_product, text) is not None
 
     def prospective(self, text: str) -> bool:
         """Whether ``text`` talks about a part the customer is thinking of getting."""
@@ -1449,6 +1455,13 @@ def first_deliveries(lines: Iterable[Row], shipment_of: dict[str, Row]) -> dict[
     return received
 
 
+def priciest_products(lines: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The products of an order's costliest lines (by unit price; a tie names each)."""
+    lines = list(lines)
+    top = max((ln["unit_price"] for ln in lines), default=None)
+    return {ln["product_id"] for ln in lines if ln["unit_price"] == top}
+
+
 def received_products(orders: Iterable[Row], shipment_of: Mapping[str, Row], lines_of: Mapping[str, list[Row]],
                       when: datetime) -> set[str]:
     """The products of ``orders`` (one customer's) delivered by ``when``: what the customer had received from us
@@ -1518,16 +1531,23 @@ def lowest_price(product: Row, start: datetime, end: datetime) -> float:
     return min(price_at(product, moment) for moment in moments)
 
 
-def price_drops(lines: Sequence[Row], products: dict[str, Row], bought: datetime, asked: datetime,
+def paid_share(order: Mapping[str, Any]) -> float:
+    """The share of its listed prices the customer paid on ``order``: 1 less its loyalty discount's rate."""
+    return 1 - order["discount"] / order["subtotal"] if order["subtotal"] else 1.0
+
+
+def price_drops(lines: Sequence[Row], products: dict[str, Row], order: Mapping[str, Any], asked: datetime,
                 window_days: int) -> list[tuple[Row, float]]:
-    """The order's lines whose product sold for less than was paid within ``window_days`` of ``bought``
-    (and by ``asked``), each with what a price adjustment refunds for it: (paid - lowest) x quantity."""
+    """The ``order``'s ``lines`` whose product sold for less than was paid within ``window_days`` of its purchase
+    (and by ``asked``), each with what a price adjustment refunds for it: (paid - lowest) x quantity, less the
+    order's loyalty discount rate (kb-price-adjustment)."""
+    bought = order["created_at"]
     end = min(bought + timedelta(days=window_days), asked)
     drops = []
     for line in lines:
         lower = lowest_price(products[line["product_id"]], bought, end)
         if line["unit_price"] - lower > 0.005:
-            drops.append((line, round((line["unit_price"] - lower) * line["quantity"] + 1e-9, 2)))
+            drops.append((line, round((line["unit_price"] - lower) * line["quantity"] * paid_share(order) + 1e-9, 2)))
     return drops
 
 

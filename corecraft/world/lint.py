@@ -52,7 +52,9 @@ from corecraft.world.fidelity import (
     line_price_problem,
     order_states,
     origin_problem,
+    paid_share,
     price_drops,
+    priciest_products,
     received_by,
     received_products,
     reference_problem,
@@ -574,7 +576,7 @@ def price_adjustments(r: Records) -> list[Finding]:
             continue
         order = r.orders[r.payments[ref["payment_id"]]["order_id"]]
         drops = price_drops([ln for ln in r.lines.get(order["id"], []) if ln["id"] not in adjusted], r.products,
-                            order["created_at"], ref["created_at"], r.policy.price_adjustment_days)
+                            order, ref["created_at"], r.policy.price_adjustment_days)
         line = next((line for line, amount in drops if abs(amount - ref["amount"]) < CENT), None)
         if line is not None:
             adjusted.add(line["id"])
@@ -1139,6 +1141,21 @@ def ticket_owned_products(r: Records) -> list[Finding]:
     return found
 
 
+def ticket_priciest_products(r: Records) -> list[Finding]:
+    """A ticket calling the part it names the costly one of its order (``priciest_product``) names the order's
+    costliest line, not a $259 PSU beside a $3,299 card."""
+    found = []
+    for t in r.tickets.values():
+        text = f"{t['subject']}\n{t['body']}"
+        if t["order_id"] is None or not r.rules.calls_pricey(text):
+            continue
+        top = priciest_products(r.lines.get(t["order_id"], []))
+        found += [Finding("ticket_priciest_products", t["id"], f"calls {p['name']} the costly part of {t['order_id']}, "
+                          f"whose costliest line is {', '.join(sorted(top))}")
+                  for p in r.named_products(text) if p["id"] not in top]
+    return found
+
+
 def ticket_builds(r: Records) -> list[Finding]:
     """A ticket about machines not yet designed (``unbuilt_plans``: an office's CAD workstations, a first PC) is
     about no saved build."""
@@ -1349,6 +1366,26 @@ def restocking_fees(r: Records) -> list[Finding]:
         elif not opened and taken:
             found.append(Finding("restocking_fees", ref["id"], f"takes the restocking fee (${price * pct:.2f}), but "
                                  f"{ticket['id']} says the item is unopened, dead or not what was ordered"))
+    return found
+
+
+def doa_refunds(r: Records) -> list[Finding]:
+    """A DOA refund returns what was paid for its units and the order's shipping, unless an earlier DOA or
+    shipping-delay refund returned that already (kb-doa-policy), or less only when it empties the payment."""
+    found = []
+    for ref in r.refunds.values():
+        if ref["reason"] != "doa" or not ref["lines"]:
+            continue
+        payment = r.payments[ref["payment_id"]]
+        order = r.orders[payment["order_id"]]
+        lines = {ln["id"]: ln for ln in r.lines.get(order["id"], [])}
+        paid = sum(lines[x["order_line_id"]]["unit_price"] * x["quantity"] for x in ref["lines"]) * paid_share(order)
+        before = [x for x in r.refunds_of.get(order["id"], []) if (x["created_at"], x["id"]) < (ref["created_at"], ref["id"])]
+        shipping = 0.0 if any(x["reason"] in ("doa", "shipping_delay") for x in before) else order["shipping_cost"]
+        emptied = abs(sum(x["amount"] for x in before) + ref["amount"] - payment["amount"]) < CENT
+        if abs(ref["amount"] - (paid + shipping)) >= CENT and not (ref["amount"] < paid + shipping and emptied):
+            found.append(Finding("doa_refunds", ref["id"], f"refunds ${ref['amount']:.2f} as DOA, but the units paid "
+                                 f"(${paid:.2f}) and the shipping (${shipping:.2f}) make ${paid + shipping:.2f}"))
     return found
 
 
@@ -1673,7 +1710,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,
     customer_phones, handbook_steps, handbook_channels,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
-    refund_units, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records, replacements_placed,
+    refund_units, doa_refunds, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records,
+    replacements_placed,
     replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,
     ticket_wording_repeats, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
@@ -1681,7 +1719,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_day_end, slack_self_named,
     slack_weekdays, slack_reactions, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
-    ticket_raw_ids, ticket_builds, ticket_channels, ticket_assignees, ticket_owned_products, ticket_budgets, product_model_years,
+    ticket_raw_ids, ticket_builds, ticket_priciest_products, ticket_channels, ticket_assignees, ticket_owned_products,
+    ticket_budgets, product_model_years,
     ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -421,6 +421,7 @@ class CommerceMixin(GeneratorBase):
         label = labelled(holidays)
         if not is_business_day(label.date(), holidays):  # paid on a closed day: picked the next business day
             label = min(add_business_days(label, 1, holidays).replace(hour=9, minute=0), self.now)
+        run = self.local_rng("clock", order["id"]).randint(65, 150)  # the courier's run from 08:05: each parcel its minute
         shipped = label + timedelta(hours=4)
         if not is_business_day(shipped.date(), holidays):  # no collection on weekends and carrier holidays
             shipped = add_business_days(shipped, 1, holidays).replace(hour=7, minute=30)
@@ -464,7 +465,7 @@ class CommerceMixin(GeneratorBase):
         stops = min(len(route), len(hops))
         route = route[len(route) - stops:]
         events += [(hops[(k + 1) * len(hops) // stops - 1], "in_transit", hub) for k, hub in enumerate(route)]
-        out_for_delivery = delivered.replace(hour=8, minute=5) if delivered else None
+        out_for_delivery = delivered.replace(hour=7, minute=0) + timedelta(minutes=run) if delivered else None
         events = self.reachable(events, dest, out_for_delivery, carrier)
         due = self.local_rng("delay", order["id"])
         flagged = eta.replace(hour=due.randint(15, 18), minute=due.randint(0, 59))

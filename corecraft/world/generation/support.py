@@ -24,7 +24,9 @@ from corecraft.world.fidelity import (
     duration_problems,
     measure,
     order_states,
+    paid_share,
     price_drops,
+    priciest_products,
     received_products,
     reference_problem,
     refund_at_stake,
@@ -344,6 +346,14 @@ class SupportMixin(GeneratorBase):
                 pick = rng.choice(owned)
                 product = next(p for p in self.rows[m.Product] if p["id"] == pick)
                 values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if names_product and story.order and rules.calls_pricey(template):  # the costly part is the costliest one
+            top = priciest_products(self.lines_by_order()[story.order["id"]])
+            if product["id"] not in top:
+                costliest = sorted(top - excluded)
+                if fixed or not costliest:
+                    return None
+                product = next(p for p in self.rows[m.Product] if p["id"] == costliest[0])
+                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if story.order is None:  # a budget or a price heard of: a round figure, plausible for what is asked
             values["amount"] = rules.budget(template, float(values["amount"]))
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
@@ -414,6 +424,7 @@ class SupportMixin(GeneratorBase):
         escalations: list[dict[str, Any]] = []
         refunds_of: dict[str, list[dict[str, Any]]] = defaultdict(list)  # by payment id
         returned: set[str] = set()  # the order lines refunded so far
+        self.shipping_back: set[str] = set()  # the orders whose shipping was refunded so far
         promise = self.seeds.fidelity.replacement_promise
         reports = self.missing_reports()
         for n, t in enumerate(self.rows[m.SupportTicket]):
@@ -457,6 +468,8 @@ class SupportMixin(GeneratorBase):
                         and e["refund_limit"] >= refund["amount"])
                     refund.update({"_order": n, "ticket_id": t["id"], "approved_by_id": approver["id"],
                                    "created_at": t["updated_at"]})
+                    if refund["reason"] in ("doa", "shipping_delay"):
+                        self.shipping_back.add(order["id"])
                     refund["processed_at"] = refund["created_at"] + timedelta(hours=self.rng.randint(1, 30))
                     refund["status"] = "processed" if refund["processed_at"] <= self.now else "approved"
                     if refund["status"] == "approved":
@@ -612,8 +625,9 @@ class SupportMixin(GeneratorBase):
         """A return's units (one, unless the ticket speaks of several), reason and amount by the handbook's rule:
         what was paid for them, less 15% of their price when the item was opened (as the ticket says, else as drawn
         at inspection) and is of a restocking-fee category. A faulty item (the ticket's issue refunds no plain
-        return) is refunded in full, as ``doa`` when reported within the DOA window of delivery, else ``defective``."""
-        unit_price, quantity, paid_share, left, fee_category, drawn, delivered = refund["_return"]
+        return) is refunded in full, as ``doa`` when reported within the DOA window of delivery (with the
+        order's shipping, unless refunded already), else ``defective``."""
+        unit_price, quantity, paid_share, left, fee_category, drawn, delivered, shipping = refund["_return"]
         text = f"{t['subject']}\n{t['body']}"
         several = re.search(self.seeds.fidelity.several_units, text, re.IGNORECASE) is not None
         refund["lines"][0]["quantity"] = quantity if several else 1  # the units the ticket speaks of
@@ -623,7 +637,8 @@ class SupportMixin(GeneratorBase):
         refund["reason"] = ("doa" if in_window else "defective") if faulty else "return"
         opened = fee_category and not faulty and self.seeds.fidelity.item_condition.opened(text, drawn)
         fee_share = self.policy.restocking_fee_pct / 100 if opened else 0
-        refund["amount"] = min(money(line_total * (paid_share - fee_share)), left)
+        shipping = shipping if refund["reason"] == "doa" else 0.0  # a DOA refund includes the shipping paid
+        refund["amount"] = min(money(line_total * (paid_share - fee_share) + shipping), left)
         refund["_restocked"] = opened
 
     def outcome(self, t: dict[str, Any], order: dict[str, Any] | None, payment: dict[str, Any] | None,
@@ -650,12 +665,11 @@ class SupportMixin(GeneratorBase):
                 roll = rng.random()
             category = products[line["product_id"]]["category"]
             unit_price = line["unit_price"] if line in kept else 0.0
-            paid_share = 1 - o["discount"] / o["subtotal"] if o["subtotal"] else 1
             delivered = (ships.get(o["id"]) or {}).get("delivered_at")
             refund = {"payment_id": p["id"], "reason": "return",
                       "lines": [{"order_line_id": line["id"], "quantity": line["quantity"]}],
-                      "_return": (unit_price, line["quantity"], paid_share, left, category in fee_categories, roll < 0.4,
-                                  delivered)}
+                      "_return": (unit_price, line["quantity"], paid_share(o), left, category in fee_categories, roll < 0.4,
+                                  delivered, 0.0 if o["id"] in self.shipping_back else o["shipping_cost"])}
             self.restock(refund, t)
             if refund["amount"] > 0:
                 return "refund_issued", refund
@@ -671,7 +685,7 @@ class SupportMixin(GeneratorBase):
             self.rng.uniform(0.03, 0.1)  # the share of the order once refunded; the draw keeps the shared stream
             if left > 0:  # a price adjustment is weighed: a real drop is refunded, else none is owed
                 drops = price_drops([ln for ln in lines_by_order[o["id"]] if ln["id"] not in returned], products,
-                                    o["created_at"], t["updated_at"], self.policy.price_adjustment_days)
+                                    o, t["updated_at"], self.policy.price_adjustment_days)
                 dropped, amount = max(drops, key=lambda drop: drop[1]) if drops else (None, 0.0)
                 if dropped is not None and 0 < amount <= left:  # refunded by (paid - lower) x quantity
                     return "refund_issued", {"payment_id": p["id"], "amount": amount, "reason": "price_adjustment",
@@ -709,8 +723,10 @@ class SupportMixin(GeneratorBase):
             "case": "reseating the front-panel headers and cables",
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
         fee = restocked(self.policy.restocking_fee_pct) if refund and refund.get("_restocked") else ""
+        late = ": the parcel was delivered after its carrier's SLA, so the shipping paid is refunded (late-delivery " \
+            "article)." if refund and refund["reason"] == "shipping_delay" else "."
         texts = {
-            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}{fee})."
+            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}{fee}){late}"
                                                           if refund else "."),
             "replacement_sent": "Replacement approved; the replacement order is placed once returns logs the returned "
                                 "unit and ships from the nearest warehouse with stock. Customer to return the faulty one "
