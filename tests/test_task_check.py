@@ -194,7 +194,7 @@ SETUP_RECORDS = {
                                       None),
     "order_last_updated_before_its_pickup": (
         "{update: Order, id: ord-250213-001, set: {updated_at: '2025-02-13T12:00:00'}}",
-        "Order ord-250213-001 was last updated at 2025-02-13 12:00, before its parcel was picked up (2025-02-13 19:48)"),
+        "Order ord-250213-001 was last updated at 2025-02-13 12:00, before its parcel was picked up (2025-02-13 18:00)"),
     "hop_a_truck_can_make": (_scans(LABEL, PICKUP, HOP), None),
     "hop_faster_than_a_truck": (_scans(LABEL, PICKUP, '{ts: "2025-02-13T21:10:00-05:00", status: in_transit, '
                                                       'location: "Richmond, VA"}'),

@@ -370,6 +370,21 @@ def test_an_order_paid_two_ways_shows_both_payments_and_the_refunds_on_each(ctx:
     assert "ref-250101-999" in {r["id"] for r in result["refunds"]}
 
 
+def test_a_split_order_shows_every_parcel(ctx: ToolContext) -> None:
+    """A split order's later parcel is in ``more_shipments`` (``shipment`` stays the first), so the details do not
+    hide it (blind round 40 found the second parcel only by searching shipments)."""
+    first = rows(ctx, m.Shipment, "ORDER BY id")[0]
+    columns = [c[1] for c in ctx.conn.execute("PRAGMA table_info(shipment)") if c[1] not in ("id", "shipped_at")]
+    later = db.encode_datetime(datetime.fromisoformat(first["shipped_at"]) + timedelta(days=1))
+    ctx.conn.execute(f"INSERT INTO shipment (id, shipped_at, {', '.join(columns)}) SELECT id || 'b', ?, "
+                     f"{', '.join(columns)} FROM shipment WHERE id = ?", (later, first["id"]))
+    result = ok(ctx, "get_order_details", {"order_id": first["order_id"]})
+    assert result["shipment"]["id"] == first["id"]
+    assert [s["id"] for s in result["more_shipments"]] == [f"{first['id']}b"]
+    one = rows(ctx, m.Shipment, "WHERE order_id != ? ORDER BY id", (first["order_id"],))[0]
+    assert ok(ctx, "get_order_details", {"order_id": one["order_id"]})["more_shipments"] == []
+
+
 def test_get_order_details_without_shipment(ctx: ToolContext) -> None:
     order = rows(ctx, m.Order, "ORDER BY id")[0]
     ctx.conn.execute("DELETE FROM shipment WHERE order_id = ?", (order["id"],))

@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "9d6e0ea0e33c7ae851fdbccdcda0888f21685be7b364086609d5f125588fc848"
+DEFAULT_WORLD_HASH = "33ecca857fb37d7282ee30c76a3fe666dbed48c89efc8d5743affa9d720730af"
 
 
 @pytest.mark.slow

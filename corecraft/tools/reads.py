@@ -199,9 +199,10 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
     Returns the order (status, subtotal, discount, shipping_cost, total, shipping method and
     address, build, replaces_order_id, dates) with its lines (product name and category, quantity,
     unit_price, line_total), customer, payments (every payment taken for it, in the order they were
-    processed: an order paid two ways has two) and payment (the first of them), shipment (with
-    tracking events, or null if not shipped), refunds against any of its payments, the support tickets
-    about it and replacement_orders (the no-charge orders that replace units of it). A no-charge
+    processed: an order paid two ways has two) and payment (the first of them), shipment (the first
+    parcel, with tracking events, or null if not shipped) and more_shipments (a split order's later
+    parcels, in the order they shipped; empty for one parcel), refunds against any of its payments,
+    the support tickets about it and replacement_orders (the no-charge orders that replace units of it). A no-charge
     replacement order (replaces_order_id set) is $0 and has no payment (null), so nothing on it can be
     refunded.
     """
@@ -227,6 +228,7 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
         "payments": payments,
         "payment": payments[0] if payments else None,
         "shipment": shipments[0] if shipments else None,
+        "more_shipments": shipments[1:],
         "refunds": refunds,
         "tickets": [_pick(t, ("id", "type", "status", "priority", "subject", "created_at")) for t in tickets],
         "replacement_orders": [_pick(o, ("id", "status", "created_at")) for o in replacements],
