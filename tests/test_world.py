@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "33ecca857fb37d7282ee30c76a3fe666dbed48c89efc8d5743affa9d720730af"
+DEFAULT_WORLD_HASH = "65d9601c385fd1ad12277828df967b3e82008ffdfc7003f2ed1e3a63ddecee07"
 
 
 @pytest.mark.slow

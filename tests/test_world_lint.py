@@ -208,6 +208,18 @@ def test_shipment_ship_dates_flags_a_ship_date_at_the_label(world: World) -> Non
                                           f"({datetime.fromisoformat(pickup):%Y-%m-%d %H:%M})"]
 
 
+def test_shipment_clocks_flags_parcels_all_labelled_at_one_minute(world: World) -> None:
+    rows = world.conn.execute("SELECT id, events FROM shipment ORDER BY id").fetchall()
+    assert not flagged(world, "shipment_clocks")
+    for ship, events in rows:
+        scans = json.loads(events)
+        moment = datetime.fromisoformat(scans[0]["ts"]).astimezone(world.tz).replace(hour=9, minute=0)
+        scans[0]["ts"] = moment.isoformat()
+        world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(scans), ship))
+    found = [f.message for f in lint(world) if f.check == "shipment_clocks"]
+    assert found == [f"is one of {len(rows)} parcels with their label_created scan at 09:00"]
+
+
 def test_shipment_ship_dates_flags_a_pickup_after_the_last_collection(world: World) -> None:
     ship, events = pick(world, "shipment_ship_dates", "SELECT id, events FROM shipment ORDER BY id")
     """A parcel labelled at 16:00 goes with the 18:00 collection; one labelled at 19:00 leaves on the night trailer."""
@@ -356,6 +368,13 @@ def test_street_names_flags_a_faker_street_and_passes_a_listed_one(world: World)
     listed = [{**book[0], "line1": "88 3rd St, Apt 12"}, *book[1:]]
     world.conn.execute("UPDATE customer SET addresses = ? WHERE id = ?", (json.dumps(listed), customer))
     assert customer not in flagged(world, "street_names")
+    office = [{**book[0], "label": "work", "line1": "88 3rd St, Suite 12"}, *book[1:]]
+    world.conn.execute("UPDATE customer SET addresses = ? WHERE id = ?", (json.dumps(office), customer))
+    assert customer not in flagged(world, "street_names")
+    home_at_work = [{**book[0], "label": "work", "line1": "88 3rd St, Apt 12"}, *book[1:]]
+    world.conn.execute("UPDATE customer SET addresses = ? WHERE id = ?", (json.dumps(home_at_work), customer))
+    assert [f.message for f in lint(world) if f.check == "street_names" and f.entity_id == customer] == [
+        "has a work address with an apartment (88 3rd St, Apt 12)"]
 
 
 def test_order_addresses_flags_an_order_shipping_off_its_customers_book(world: World) -> None:

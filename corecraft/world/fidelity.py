@@ -52,6 +52,8 @@ class Streets(_Data):
     """Ordinal streets run 1st to this one."""
     units: list[str] = Field(min_length=1)
     """How an apartment or unit is written (``{n}``: its number)."""
+    office_unit: str
+    """How a unit is written in a work address, in place of an apartment (``{n}``: its number)."""
     unit_share: float
 
     @cached_property
@@ -59,19 +61,27 @@ class Streets(_Data):
         """A first line written as :meth:`line` writes it."""
         ordinal = r"\d+(?:st|nd|rd|th)"
         names = "|".join(re.escape(n) for n in self.names)
-        units = "|".join(re.escape(u).replace(re.escape("{n}"), r"\d+[A-D]?") for u in self.units)
+        units = "|".join(re.escape(u).replace(re.escape("{n}"), r"\d+[A-D]?") for u in [*self.units, self.office_unit])
         suffixes = "|".join(re.escape(x) for x in self.suffixes)
         return re.compile(rf"[1-9]\d{{0,4}} (?:{names}|{ordinal}) (?:{suffixes})(?:, (?:{units}))?")
 
-    def line(self, rng: random.Random) -> str:
-        """A first line drawn from ``rng``: "4127 Maple Ave", "88 3rd St, Apt 12"."""
+    def line(self, rng: random.Random, work: bool = False) -> str:
+        """A first line drawn from ``rng``: "4127 Maple Ave", "88 3rd St, Apt 12" (a ``work`` address has a
+        suite, not an apartment)."""
         n, named = rng.randint(1, self.numbered), rng.random() < 0.85
         street = f"{rng.choice(self.names)} {rng.choice(self.suffixes)}" if named \
             else f"{n}{_ordinal(n)} {rng.choice(['St', 'Ave'])}"
         line = f"{rng.randint(10, 9899)} {street}"
         if rng.random() < self.unit_share:
-            line += ", " + rng.choice(self.units).format(n=f"{rng.randint(1, 40)}{rng.choice(['', '', 'A', 'B'])}")
+            unit = rng.choice(self.units)
+            unit = self.office_unit if work and self.is_home_unit(unit) else unit
+            line += ", " + unit.format(n=f"{rng.randint(1, 40)}{rng.choice(['', '', 'A', 'B'])}")
         return line
+
+    @staticmethod
+    def is_home_unit(text: str) -> bool:
+        """Whether ``text`` (a unit, or a line holding one) names an apartment: a home's unit, not an office's."""
+        return re.search(r"\bApt\b", text) is not None
 
     def problem(self, line1: str) -> str | None:
         """Why ``line1`` is not a street line as :meth:`line` writes them (None: it is)."""

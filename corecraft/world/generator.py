@@ -49,7 +49,8 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.outcomes()
         self.knowledge_base()
         self.slack()
-        self.replacement_orders()  # last: the orders they add leave every draw before them as it was
+        self.replacement_orders()  # the orders they add leave every draw before them as it was
+        self.clocks()  # last: each parcel's minutes, where no record about its order could see them move
         return self.rows
 
 

@@ -447,6 +447,25 @@ def shipment_ship_dates(r: Records) -> list[Finding]:
     return found
 
 
+CLOCK_SHARE = 0.05
+"""The most parcels (a share of all) whose label, pickup or out-for-delivery scan may fall on one minute of the day."""
+
+
+def shipment_clocks(r: Records) -> list[Finding]:
+    """Parcels are scanned when the day's work reaches them, each at its own minute: no minute of the day holds more
+    than :data:`CLOCK_SHARE` of the parcels' labels, pickups or deliveries out (the carrier's last collection at
+    18:00 aside), where a plain clock once put hundreds on 09:00, 13:00 and 08:05."""
+    seen: dict[tuple[str, str], list[str]] = defaultdict(list)  # parcels by (scan, minute of the day)
+    for ship in sorted(r.shipments.values(), key=lambda s: s["id"]):
+        for e in ship["events"]:
+            if e["status"] in ("label_created", "picked_up", "out_for_delivery"):
+                seen[(e["status"], f"{datetime.fromisoformat(e['ts']).astimezone(r.tz):%H:%M}")].append(ship["id"])
+    most = max(10, int(CLOCK_SHARE * len(r.shipments)))
+    return [Finding("shipment_clocks", ships[0], f"is one of {len(ships)} parcels with their {status} scan at {clock}")
+            for (status, clock), ships in sorted(seen.items()) if len(ships) > most
+            and (status, clock) != ("picked_up", f"{LAST_PICKUP:%H:%M}")]
+
+
 SCAN_ORDER = ("label_created", "picked_up")
 """The scans every shipment starts with, in this order; the carrier's other scans follow the pickup."""
 
@@ -774,9 +793,12 @@ def address_zips(r: Records) -> list[Finding]:
 
 def street_names(r: Records) -> list[Finding]:
     """Street lines are a house number, a common street name and a street type (``streets``), not Faker's
-    invented "293 Moran Glens Suite 950"."""
-    return [Finding("street_names", owner, problem) for owner, address in addresses(r)
-            if (problem := r.rules.streets.problem(str(address.get("line1")))) is not None]
+    invented "293 Moran Glens Suite 950", and a work address has no apartment."""
+    found = [Finding("street_names", owner, problem) for owner, address in addresses(r)
+             if (problem := r.rules.streets.problem(str(address.get("line1")))) is not None]
+    return found + [Finding("street_names", owner, f"has a work address with an apartment ({address['line1']})")
+                    for owner, address in addresses(r)
+                    if address.get("label") == "work" and r.rules.streets.is_home_unit(str(address.get("line1")))]
 
 
 def order_addresses(r: Records) -> list[Finding]:
@@ -1704,7 +1726,7 @@ def ticket_wording_repeats(r: Records) -> list[Finding]:
 
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days, shipment_speeds,
-    shipment_ship_dates, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
+    shipment_ship_dates, shipment_clocks, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs, build_dates,
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,

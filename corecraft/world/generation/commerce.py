@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections import defaultdict
 from collections.abc import Collection
@@ -379,6 +380,85 @@ class CommerceMixin(GeneratorBase):
                 res["outcome"] = "replacement_sent"
             self.rows[m.OrderLine].append(line)
         self.rows[m.Order] += placed
+
+    def clocks(self) -> None:
+        """Give each parcel's label, pickup and hub scans their own minutes of the day's work, where the plain
+        clock (picking at 09:00, the 13:00 collection, a hub scan 18 hours after the label) put hundreds of parcels
+        on one minute. Done last, on the finished records, from randomness private to the parcel: every moment
+        stays on its day and keeps its order, and moves only where no record about the order (its tickets, their
+        resolutions, refunds and escalations, a Slack post naming it) falls between the old and new moments, so
+        whatever was true of the order when each record was written stays true."""
+        moments = self.order_moments()
+        orders = {o["id"]: o for o in self.rows[m.Order]}
+        paid = {p["order_id"]: p["processed_at"] for p in self.rows[m.Payment]}
+        for ship in self.rows[m.Shipment]:
+            times = self.working_clock(ship, paid.get(ship["order_id"]), moments.get(ship["order_id"], []))
+            if times is None:
+                continue
+            for event, when in zip(ship["events"], times, strict=True):
+                event["ts"] = when.isoformat()
+            order = orders[ship["order_id"]]
+            if order["updated_at"] == ship["shipped_at"]:
+                order["updated_at"] = times[1]
+            ship["shipped_at"] = times[1]
+
+    def working_clock(self, ship: dict[str, Any], paid: datetime | None, near: list[datetime]) -> list[datetime] | None:
+        """The parcel's scan moments on the day's work (see :meth:`clocks`): its label later in the morning, its
+        pickup at another minute of the afternoon and its hub scans with the label, or the label and pickup alone,
+        or the label alone, whichever first holds; None when it keeps its clock."""
+        events = ship["events"]
+        if len(events) < 2 or (events[0]["status"], events[1]["status"]) != ("label_created", "picked_up"):
+            return None
+        old = [datetime.fromisoformat(e["ts"]).astimezone(self.tz) for e in events]
+        label, pickup = old[0], old[1]
+        if (label.hour, label.minute) != (9, 0) and (pickup.hour, pickup.minute) != (13, 0):
+            return None
+        rng = self.local_rng("clock", ship["id"])
+        picking, collection = timedelta(minutes=rng.randint(0, 140)), timedelta(minutes=rng.randint(-40, 150))
+        new_label = label + picking if (label.hour, label.minute) == (9, 0) else label
+        new_pickup = min(max(pickup + collection, new_label + timedelta(hours=2)),
+                         datetime.combine(pickup.date(), LAST_PICKUP, pickup.tzinfo)) \
+            if (pickup.hour, pickup.minute) == (13, 0) else pickup
+        hubs = [t + (new_label - label) if e["status"] == "in_transit" else t for t, e in zip(old[2:], events[2:],
+                                                                                              strict=True)]
+        return next((times for times in ([new_label, new_pickup, *hubs], [new_label, new_pickup, *old[2:]],
+                                         [new_label, *old[1:]])
+                     if self.clock_holds(ship, old, times, paid, near)), None)
+
+    def clock_holds(self, ship: dict[str, Any], old: list[datetime], times: list[datetime], paid: datetime | None,
+                    near: list[datetime]) -> bool:
+        """Whether the parcel's scans may move from ``old`` to ``times``: in order, by now, after the payment, each
+        on its day (and the carrier's on business days), at its service's speed, and with no record about the order
+        (``near``) between a scan's old and new moment."""
+        events, holidays = ship["events"], self.policy.carrier_holidays
+        speed = self.seeds.fidelity.leg_speed_problem
+        moved = [(t, o) for t, o in zip(times, old, strict=True) if t != o]
+        legs = zip(zip(events, times, strict=True), zip(events[1:], times[1:], strict=True), strict=False)
+        return times == sorted(times) and times[-1] <= self.now and (paid is None or times[0] > paid) \
+            and all(t.date() == o.date() for t, o in moved) \
+            and all(is_business_day(t.date(), holidays) for t, e in zip(times[1:], events[1:], strict=True)) \
+            and not any(min(t, o) <= x <= max(t, o) for t, o in moved for x in near) \
+            and not any(speed(a["location"], ta, b["location"], tb, ship["carrier"]) for (a, ta), (b, tb) in legs)
+
+    def order_moments(self) -> dict[str, list[datetime]]:
+        """When each order's records were written: its tickets (created and updated), their resolutions,
+        refunds and escalations, and the Slack posts that name it or its tracking number."""
+        moments: dict[str, list[datetime]] = defaultdict(list)
+        order_of = {t["id"]: t["order_id"] for t in self.rows[m.SupportTicket] if t["order_id"]}
+        for t in self.rows[m.SupportTicket]:
+            if t["order_id"]:
+                moments[t["order_id"]] += [t["created_at"], t["updated_at"]]
+        for row in [*self.rows[m.Resolution], *self.rows[m.Refund], *self.rows[m.Escalation]]:
+            if row.get("ticket_id") in order_of:
+                moments[order_of[row["ticket_id"]]] += [row[k] for k in ("created_at", "processed_at", "resolved_at")
+                                                         if row.get(k) is not None]
+        tracking = {s["tracking_number"]: s["order_id"] for s in self.rows[m.Shipment]}
+        for msg in self.rows[m.SlackMessage]:
+            named = set(re.findall(r"\bord-\d{6}-\d{3}\b", msg["text"]))
+            named |= {tracking[w] for w in re.findall(r"\b[0-9A-Z]{12,22}\b", msg["text"]) if w in tracking}
+            for order_id in named:
+                moments[order_id].append(msg["ts"])
+        return moments
 
     def updated(self, resolution: dict[str, Any], when: datetime) -> None:
         """Date the update just added to ``resolution``'s details, on it and on its ticket (a ticket is updated

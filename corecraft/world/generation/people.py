@@ -136,5 +136,5 @@ class PeopleMixin(GeneratorBase):
         local, places = self.local_rng("address", drawn_line, town), self.seeds.fidelity
         state = drawn if drawn in places.cities else local.choice(sorted(places.cities))
         city, zip_code = places.city_and_zip(state, local)
-        line1 = places.streets.line(self.local_rng("street", drawn_line, town))
+        line1 = places.streets.line(self.local_rng("street", drawn_line, town), work=label == "work")
         return {"label": label, "line1": line1, "city": city, "state": state, "zip": zip_code}

@@ -783,7 +783,7 @@ class SupportMixin(GeneratorBase):
         if kind == "technical":
             return "Customer's fault persists after standard troubleshooting; needs bench testing."
         if kind == "product_specialist":
-            return ("Customer wants a specialist to confirm part choices for a custom build." if t["type"] == "recommendation"
+            return ("Customer wants a specialist to confirm the parts they asked about." if t["type"] == "recommendation"
                     else "Customer asks whether the part suits their system; needs a product specialist's answer.")
         if kind == "policy_exception":
             late = days_past_window(t["created_at"], tier, ship, self.policy.return_window_days) \
