@@ -1583,6 +1583,9 @@ REPEAT_WORDS = 5
 """A sentence this long said twice in Slack (not a reply quoting it) is a templated repeat."""
 WAREHOUSE_NAME = re.compile(r"\b(?:east|central|west)\b")
 DOLLARS = re.compile(r"\$(\d[\d,]*\.\d{2})\b")
+ORDER_ID = re.compile(r"\bord-\d{6}-\d{3}\b")
+"""An order id as records quote it."""
+
 TRACKING = re.compile(r"\b(?=[0-9A-Z]*\d)[0-9A-Z]{12,22}\b")
 """Tokens shaped like a carrier's tracking number."""
 

@@ -27,6 +27,7 @@ from corecraft.world.fidelity import (
     NIGHT_TRAILER_LABELS,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
+    ORDER_ID,
     RAW_ID,
     RETURN_FOLLOW_UP,
     TICKET_ID,
@@ -234,7 +235,7 @@ class Records:
 
     def story(self, text: str) -> OrderStory | None:
         """The records of the order a Slack ``text`` names, by id or by its parcel's tracking number."""
-        order_id = next(iter(_ORDER_ID.findall(text)), None) or next(
+        order_id = next(iter(ORDER_ID.findall(text)), None) or next(
             (self.order_of_tracking[t] for t in TRACKING.findall(text) if t in self.order_of_tracking), None)
         if order_id is None or order_id not in self.orders:
             return None
@@ -266,7 +267,6 @@ _ID_KINDS = {
     "cust": ("customers", "created_at"),
 }
 _QUOTED_ID = re.compile(r"\b(?:(?:ord|tick|ship|pay|ref|res|esc)-\d{6}-\d{3}|msg-\d{6}-\d{4}|(?:build|cust)-\d{4})\b")
-_ORDER_ID = re.compile(r"\bord-\d{6}-\d{3}\b")
 
 
 def _with_datetimes(row: Row) -> Row:
@@ -721,7 +721,7 @@ def ledger_claims(r: Records) -> list[Finding]:
     """Slack says a refund happened only when the ledger holds it (same order, amount or reason, earlier)."""
     found = []
     for msg in r.messages.values():
-        order_id = next(iter(_ORDER_ID.findall(msg["text"])), None)
+        order_id = next(iter(ORDER_ID.findall(msg["text"])), None)
         if order_id:
             refunds = [x for x in r.refunds_of.get(order_id, []) if x["created_at"] <= msg["ts"]]
             found += [Finding("ledger_claims", msg["id"], f"{problem} on {order_id}")
@@ -990,7 +990,7 @@ def slack_hardware_tests(r: Records) -> list[Finding]:
              for problem in r.rules.hardware_test_problems(msg["text"])]
     for msg in r.messages.values():
         faults = r.rules.tested_faults(msg["text"])
-        if not faults or TICKET_ID.search(msg["text"]) or _ORDER_ID.search(msg["text"]):
+        if not faults or TICKET_ID.search(msg["text"]) or ORDER_ID.search(msg["text"]):
             continue
         found += [Finding("slack_hardware_tests", msg["id"], f"reports a bench test of {fault} on {p['name']}, which "
                           f"no ticket about it had complained of by {msg['ts']:%Y-%m-%d}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import re
 import string
 from collections import defaultdict
 from collections.abc import Collection
@@ -13,7 +12,16 @@ from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.compat import order_problems
-from corecraft.world.fidelity import LAST_PICKUP, NIGHT_TRAILER_LABELS, assigned_warehouse, distance_km, price_at, stocked_parts
+from corecraft.world.fidelity import (
+    LAST_PICKUP,
+    NIGHT_TRAILER_LABELS,
+    ORDER_ID,
+    TRACKING,
+    assigned_warehouse,
+    distance_km,
+    price_at,
+    stocked_parts,
+)
 from corecraft.world.generation.base import (
     GeneratorBase,
     add_business_days,
@@ -454,8 +462,7 @@ class CommerceMixin(GeneratorBase):
                                                          if row.get(k) is not None]
         tracking = {s["tracking_number"]: s["order_id"] for s in self.rows[m.Shipment]}
         for msg in self.rows[m.SlackMessage]:
-            named = set(re.findall(r"\bord-\d{6}-\d{3}\b", msg["text"]))
-            named |= {tracking[w] for w in re.findall(r"\b[0-9A-Z]{12,22}\b", msg["text"]) if w in tracking}
+            named = set(ORDER_ID.findall(msg["text"])) | {tracking[w] for w in TRACKING.findall(msg["text"]) if w in tracking}
             for order_id in named:
                 moments[order_id].append(msg["ts"])
         return moments
