@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "65d9601c385fd1ad12277828df967b3e82008ffdfc7003f2ed1e3a63ddecee07"
+DEFAULT_WORLD_HASH = "f3a0850ab2c92f16f58821084b3307e990526db4693a5c182c266288fe2b5d28"
 
 
 @pytest.mark.slow

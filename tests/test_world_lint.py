@@ -1409,6 +1409,9 @@ def test_slack_stale_dates_flags_out_of_stock_until_today(world: World) -> None:
     found = injected(world, "slack_stale_dates", message,
                      ("UPDATE slackmessage SET text = ? WHERE id = ?", (f"west is out of it until {day}.", message)))
     assert [f.message for f in found] == [f"says 'until {day}' on {day}"]
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (f"Can someone audit refunds from {day}?", message))
+    assert [f.message for f in lint(world) if f.check == "slack_stale_dates" and f.entity_id == message] == [
+        f"says 'refunds from {day}' on {day}, before that day is over"]
 
 
 def test_slack_repeats_flags_a_threshold_posted_with_another_amount(world: World) -> None:

@@ -542,6 +542,8 @@ class Fidelity(_Data):
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
     stale_date_claim: str
     """A Slack phrase giving a future date ("until 2025-09-11"): the date is group 1."""
+    past_date_claim: str
+    """A Slack phrase giving a day already over ("audit refunds from 2025-08-22"): the date is group 1."""
     held_product_line: str
     """A Slack line about units customers hold: the product it names was delivered to someone by then (a regex)."""
     ticket_fits: dict[str, Fit]
@@ -1713,10 +1715,13 @@ def category_problems(text: str, products: Sequence[Row], brands: dict[str, set[
 
 
 def stale_dates(text: str, when: datetime, tz: tzinfo, rules: Fidelity) -> list[str]:
-    """Sentences on every future date ``text`` gives ("until 2025-09-11") that is already past when posted."""
+    """Sentences on every future date ``text`` gives ("until 2025-09-11") that is already past when posted, and
+    every past one ("refunds from 2025-08-22") that is not over yet."""
     today = when.astimezone(tz).date()
     return [f"says {m.group(0)!r} on {today.isoformat()}" for m in re.finditer(rules.stale_date_claim, text)
-            if date.fromisoformat(m.group(1)) <= today]
+            if date.fromisoformat(m.group(1)) <= today] + \
+        [f"says {m.group(0)!r} on {today.isoformat()}, before that day is over"
+         for m in re.finditer(rules.past_date_claim, text) if date.fromisoformat(m.group(1)) >= today]
 
 
 def kb_edit_problems(text: str, when: datetime, tz: tzinfo, updated: dict[str, date], rules: Fidelity) -> list[str]:

@@ -1010,7 +1010,8 @@ def slack_held_products(r: Records) -> list[Finding]:
 
 
 def slack_stale_dates(r: Records) -> list[Finding]:
-    """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted."""
+    """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted, one it gives as over
+    ("audit refunds from ...") before it."""
     return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
             for problem in stale_dates(msg["text"], msg["ts"], r.tz, r.rules)]
 

@@ -506,6 +506,11 @@ class ChatterMixin(GeneratorBase):
         if "{date}" in template and any(hit.group(1) == "0000-00-00" for hit in re.finditer(
                 rules.stale_date_claim, template.format(**{**values, "date": "0000-00-00"}))):
             values["date"] = (story.ts.astimezone(self.tz).date() + timedelta(days=rng.randint(2, 10))).isoformat()
+        if "{date}" in template and re.search(rules.past_date_claim, template.format(**{**values, "date": "0000-00-00"})):
+            day = story.ts.astimezone(self.tz).date() - timedelta(days=1)  # the last business day before
+            while not is_business_day(day, self.policy.carrier_holidays):
+                day -= timedelta(days=1)
+            values["date"] = day.isoformat()
         staff = rules.slack_warehouse_staff
         if values["employee"] in staff.placed(template.format(**values), self.rows[m.Employee]):
             # the colleague a line places at a warehouse works on its floor
