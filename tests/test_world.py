@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "f3a0850ab2c92f16f58821084b3307e990526db4693a5c182c266288fe2b5d28"
+DEFAULT_WORLD_HASH = "6bbbcaf53c322f4ce43118c07ee6ffed60c3dcfe2c82576bf9f0cd424a059f33"
 
 
 @pytest.mark.slow

@@ -1414,6 +1414,16 @@ def test_slack_stale_dates_flags_out_of_stock_until_today(world: World) -> None:
         f"says 'refunds from {day}' on {day}, before that day is over"]
 
 
+def test_slack_stock_claims_flags_a_warehouse_out_of_a_part_it_holds(world: World) -> None:
+    message, = pick(world, "slack_stock_claims", "SELECT id FROM slackmessage ORDER BY ts DESC")
+    sku, held = one(world, "SELECT sku, json_extract(inventory, '$.west') FROM product "
+                           "WHERE json_extract(inventory, '$.west') > 0 ORDER BY id")
+    ahead = (world.now + timedelta(days=7)).astimezone(world.tz).date().isoformat()
+    found = injected(world, "slack_stock_claims", message,
+                     ("UPDATE slackmessage SET text = ? WHERE id = ?", (f"west is out of {sku} until {ahead}.", message)))
+    assert [f.message for f in found] == [f"says 'west is out of {sku} until {ahead}', but west holds {held} now"]
+
+
 def test_slack_repeats_flags_a_threshold_posted_with_another_amount(world: World) -> None:
     first, second = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage ORDER BY ts LIMIT 2")]
     line = "Please don't approve exceptions over ${} without looping in the director."

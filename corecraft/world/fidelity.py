@@ -542,6 +542,8 @@ class Fidelity(_Data):
     """A Slack phrase stating a standing rule (which may be said once, with one value)."""
     stale_date_claim: str
     """A Slack phrase giving a future date ("until 2025-09-11"): the date is group 1."""
+    stock_out_claim: str
+    """A Slack phrase saying a warehouse is out of a part until a date: the warehouse, SKU and date are groups 1-3."""
     past_date_claim: str
     """A Slack phrase giving a day already over ("audit refunds from 2025-08-22"): the date is group 1."""
     held_product_line: str

@@ -1016,6 +1016,18 @@ def slack_stale_dates(r: Records) -> list[Finding]:
             for problem in stale_dates(msg["text"], msg["ts"], r.tz, r.rules)]
 
 
+def slack_stock_claims(r: Records) -> list[Finding]:
+    """A warehouse Slack says is out of a part until a day still ahead of now holds none of it now (the inventory
+    is today's)."""
+    by_sku = {p["sku"]: p for p in r.products.values()}
+    today = r.now.astimezone(r.tz).date()
+    return [Finding("slack_stock_claims", msg["id"], f"says {hit.group(0)!r}, but {hit.group(1)} holds "
+                    f"{by_sku[hit.group(2)]['inventory'].get(hit.group(1), 0)} now")
+            for msg in r.messages.values() for hit in re.finditer(r.rules.stock_out_claim, msg["text"])
+            if hit.group(2) in by_sku and date.fromisoformat(hit.group(3)) > today
+            and by_sku[hit.group(2)]["inventory"].get(hit.group(1), 0) > 0]
+
+
 def slack_kb_edits(r: Records) -> list[Finding]:
     """Slack announcing a knowledge-base edit (``kb_edits``) is posted when the article's ``updated_at`` says
     it changed, not months before or after."""
@@ -1738,7 +1750,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,
     ticket_wording_repeats, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,
-    slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_kb_edits, slack_repeats,
+    slack_hardware_tests, brand_categories, slack_categories, slack_held_products, slack_stale_dates, slack_stock_claims,
+    slack_kb_edits, slack_repeats,
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_day_end, slack_self_named,
     slack_weekdays, slack_reactions, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,

@@ -511,6 +511,16 @@ class ChatterMixin(GeneratorBase):
             while not is_business_day(day, self.policy.carrier_holidays):
                 day -= timedelta(days=1)
             values["date"] = day.isoformat()
+        out = re.search(rules.stock_out_claim, template.format(**values))
+        if names_product and out and date.fromisoformat(out.group(3)) > self.now.astimezone(self.tz).date():
+            # still out now: the part is one the warehouse holds none of today (another warehouse, else another part)
+            empty = sorted(w for w, units in product["inventory"].items() if units == 0)
+            warehouse = out.group(1)
+            if empty:
+                values["warehouse"] = empty[0]
+            elif not named_one(lambda p: p["inventory"].get(warehouse, 0) == 0 < sum(p["inventory"].values()),
+                               {p["category"] for p in self.rows[m.Product]}):
+                return None  # (a part out everywhere is a backorder story of its own, not this line's)
         staff = rules.slack_warehouse_staff
         if values["employee"] in staff.placed(template.format(**values), self.rows[m.Employee]):
             # the colleague a line places at a warehouse works on its floor
