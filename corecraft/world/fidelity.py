@@ -721,6 +721,11 @@ class Fidelity(_Data):
         """Whether ``text`` talks about a part the customer has used (``owned_product``)."""
         return re.search(self.owned_product, text) is not None
 
+    def stock_outs_ahead(self, text: str, today: date) -> list[re.Match[str]]:
+        """The stock-outs ``text`` announces (``stock_out_claim``) until a day after ``today``: a warehouse out of
+        a part still, whose inventory must hold none of it."""
+        return [hit for hit in re.finditer(self.stock_out_claim, text) if date.fromisoformat(hit.group(3)) > today]
+
     def calls_pricey(self, text: str) -> bool:
         """Whether ``text`` calls the part it names the costly one of its order (``priciest_product``)."""
         return re.search(self.priciest_product, text) is not None
@@ -1587,6 +1592,11 @@ REPEAT_WORDS = 5
 """A sentence this long said twice in Slack (not a reply quoting it) is a templated repeat."""
 WAREHOUSE_NAME = re.compile(r"\b(?:east|central|west)\b")
 DOLLARS = re.compile(r"\$(\d[\d,]*\.\d{2})\b")
+def names_first_name(text: str, full_name: str) -> bool:
+    """Whether ``text`` calls someone by ``full_name``'s first name, as a word ("Brian please issue")."""
+    return re.search(rf"\b{re.escape(full_name.split()[0])}\b", text) is not None
+
+
 ORDER_ID = re.compile(r"\bord-\d{6}-\d{3}\b")
 """An order id as records quote it."""
 

@@ -51,6 +51,7 @@ from corecraft.world.fidelity import (
     kb_edit_problems,
     ledger_problems,
     line_price_problem,
+    names_first_name,
     order_states,
     origin_problem,
     paid_share,
@@ -1023,9 +1024,8 @@ def slack_stock_claims(r: Records) -> list[Finding]:
     today = r.now.astimezone(r.tz).date()
     return [Finding("slack_stock_claims", msg["id"], f"says {hit.group(0)!r}, but {hit.group(1)} holds "
                     f"{by_sku[hit.group(2)]['inventory'].get(hit.group(1), 0)} now")
-            for msg in r.messages.values() for hit in re.finditer(r.rules.stock_out_claim, msg["text"])
-            if hit.group(2) in by_sku and date.fromisoformat(hit.group(3)) > today
-            and by_sku[hit.group(2)]["inventory"].get(hit.group(1), 0) > 0]
+            for msg in r.messages.values() for hit in r.rules.stock_outs_ahead(msg["text"], today)
+            if hit.group(2) in by_sku and by_sku[hit.group(2)]["inventory"].get(hit.group(1), 0) > 0]
 
 
 def slack_kb_edits(r: Records) -> list[Finding]:
@@ -1130,9 +1130,9 @@ def slack_office_hours(r: Records) -> list[Finding]:
 def slack_self_named(r: Records) -> list[Finding]:
     """A post does not call a colleague by its own author's first name ("Brian please issue", posted by Brian)."""
     return [Finding("slack_self_named", msg["id"], f"is posted by {r.employees[msg['author_id']]['name']} and names "
-                    f"{first!r} as someone else")
+                    f"{r.first_names[msg['author_id']]!r} as someone else")
             for msg in r.messages.values() if msg["author_id"] in r.first_names
-            and re.search(rf"\b{re.escape(first := r.first_names[msg['author_id']])}\b", msg["text"])]
+            and names_first_name(msg["text"], r.first_names[msg["author_id"]])]
 
 
 def slack_day_end(r: Records) -> list[Finding]:
@@ -1222,7 +1222,7 @@ def slack_new_hires(r: Records) -> list[Finding]:
             continue
         for emp in r.employees.values():
             since = first.get(emp["id"])
-            named = re.search(rf"\b{re.escape(emp['name'].split()[0])}\b", msg["text"])
+            named = names_first_name(msg["text"], emp["name"])
             if named and since is not None and since < msg["ts"] - timedelta(days=NEW_HIRE_DAYS):
                 found.append(Finding("slack_new_hires", msg["id"], f"welcomes {emp['name']} as new; they were at "
                                      f"work on {since:%Y-%m-%d}"))

@@ -36,6 +36,7 @@ from corecraft.world.fidelity import (
     kb_edit_problems,
     ledger_problems,
     measure,
+    names_first_name,
     origin,
     received_by,
     rule_shape,
@@ -243,7 +244,7 @@ class ChatterMixin(GeneratorBase):
                             and not any((question, e) in askers for question, _ in taken)
                             and not (placed and self.seeds.fidelity.slack_warehouse_staff.problems(
                                 text, employees[e], employees.values()))
-                            and not re.search(rf"\b{re.escape(employees[e]['name'].split()[0])}\b", text)]
+                            and not names_first_name(text, employees[e]["name"])]
 
                 def voiced(fill: Callable[[], str | None], speakers: Callable[[str], list[str]] = speakers) -> str | None:
                     text = fill()
@@ -511,11 +512,11 @@ class ChatterMixin(GeneratorBase):
             while not is_business_day(day, self.policy.carrier_holidays):
                 day -= timedelta(days=1)
             values["date"] = day.isoformat()
-        out = re.search(rules.stock_out_claim, template.format(**values))
-        if names_product and out and date.fromisoformat(out.group(3)) > self.now.astimezone(self.tz).date():
+        outs = rules.stock_outs_ahead(template.format(**values), self.now.astimezone(self.tz).date())
+        if names_product and outs:
             # still out now: the part is one the warehouse holds none of today (another warehouse, else another part)
             empty = sorted(w for w, units in product["inventory"].items() if units == 0)
-            warehouse = out.group(1)
+            warehouse = outs[0].group(1)
             if empty:
                 values["warehouse"] = empty[0]
             elif not named_one(lambda p: p["inventory"].get(warehouse, 0) == 0 < sum(p["inventory"].values()),

@@ -444,7 +444,7 @@ class CommerceMixin(GeneratorBase):
         legs = zip(zip(events, times, strict=True), zip(events[1:], times[1:], strict=True), strict=False)
         return times == sorted(times) and times[-1] <= self.now and (paid is None or times[0] > paid) \
             and all(t.date() == o.date() for t, o in moved) \
-            and all(is_business_day(t.date(), holidays) for t, e in zip(times[1:], events[1:], strict=True)) \
+            and all(is_business_day(t.date(), holidays) for t in times[1:]) \
             and not any(min(t, o) <= x <= max(t, o) for t, o in moved for x in near) \
             and not any(speed(a["location"], ta, b["location"], tb, ship["carrier"]) for (a, ta), (b, tb) in legs)
 
