@@ -548,6 +548,18 @@ def test_stock_outs_flags_an_order_shipping_a_part_that_ran_out_before_it(world:
     assert shipped not in flagged(world, "stock_outs")  # a backorder placed after it shipped: the part ran out later
 
 
+def test_backorder_ages_flags_an_order_left_waiting_past_the_longest_shortage(world: World) -> None:
+    waiting, = pick(world, "backorder_ages", 'SELECT id FROM "order" ORDER BY created_at DESC')
+    kept = default_domain().seeds.fidelity.backorder_kept_days
+    placed = world.now - timedelta(days=kept + 30, hours=1)
+    found = injected(world, "backorder_ages", waiting, ('UPDATE "order" SET status = \'backorder\', created_at = ? '
+                                                         "WHERE id = ?", (db.encode_datetime(placed), waiting)))
+    assert [f.message for f in found] == [f"on backorder since {placed:%Y-%m-%d}, {kept + 30} days (at most {kept})"]
+    world.conn.execute('UPDATE "order" SET created_at = ? WHERE id = ?',
+                       (db.encode_datetime(world.now - timedelta(days=kept - 1)), waiting))
+    assert waiting not in flagged(world, "backorder_ages")  # a long shortage, within the longest the store keeps
+
+
 def test_handbook_channels_flags_a_current_article_naming_no_channel(world: World) -> None:
     article, body = pick(world, "handbook_channels", "SELECT id, body FROM knowledgebasearticle "
                                                      "WHERE is_deprecated = 0 ORDER BY id")

@@ -571,6 +571,11 @@ class Fidelity(_Data):
     """The cents a shelf price ends in (a past price too)."""
     price_step_days: int
     """The fewest days a past price holds before the next change."""
+    backorder_wait_days: tuple[int, int]
+    """The fewest and most days an order placed more than ``backorder_kept_days`` ago waited on backorder for its
+    part's restock: it has shipped since, after the last record about it (``restocks``)."""
+    backorder_kept_days: int
+    """The oldest an order still on backorder today may be (a scarce or discontinued part's long shortage)."""
     repeat_order_days: int
     """The fewest days between two orders of one customer sharing most of a full set of parts (a saved build)."""
     undoable_steps: dict[str, str]

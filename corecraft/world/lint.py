@@ -638,6 +638,15 @@ def stock_outs(r: Records) -> list[Finding]:
                                             order["created_at"], since)]
 
 
+def backorder_ages(r: Records) -> list[Finding]:
+    """An order still on backorder today was placed within ``backorder_kept_days``: an older one's part came back
+    in stock and it shipped (a store does not leave an order waiting for a year and a half)."""
+    kept = timedelta(days=r.rules.backorder_kept_days)
+    return [Finding("backorder_ages", o["id"], f"on backorder since {o['created_at']:%Y-%m-%d}, "
+                    f"{(r.now - o['created_at']).days} days (at most {kept.days})")
+            for o in r.orders.values() if o["status"] == "backorder" and r.now - o["created_at"] > kept]
+
+
 def build_dates(r: Records) -> list[Finding]:
     """A build exists before any order made from it."""
     return [Finding("build_dates", o["id"], f"orders build {o['build_id']}, created "
@@ -1740,7 +1749,8 @@ def ticket_wording_repeats(r: Records) -> list[Finding]:
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days, shipment_speeds,
     shipment_ship_dates, shipment_clocks, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
-    price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs, build_dates,
+    price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs,
+    backorder_ages, build_dates,
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,
     customer_phones, handbook_steps, handbook_channels,

@@ -389,6 +389,56 @@ class CommerceMixin(GeneratorBase):
             self.rows[m.OrderLine].append(line)
         self.rows[m.Order] += placed
 
+    def restocks(self) -> None:
+        """An order left on backorder more than ``backorder_kept_days`` ago waited ``backorder_wait_days`` for its
+        missing parts to come back in stock and has shipped since. A restock of a part serves every order waiting on
+        it then; the order ships (as any order does, from randomness private to it) on the first business day
+        at or after its parts' restocks that follows the last record about it (its tickets and their records,
+        a Slack post naming it), so whatever those records said of the backorder stays true. A part out of stock
+        today ran out once, at the first order still waiting on it: an order whose restock would come after that
+        (or after now) waits too. Done after every other draw, so the shared stream stays as it was."""
+        rules = self.seeds.fidelity
+        low, high = rules.backorder_wait_days
+        holidays = self.policy.carrier_holidays
+        products = {p["id"]: p for p in self.rows[m.Product]}
+        lines_by_order = self.lines_by_order()
+        moments = self.order_moments()
+        waiting = sorted((o for o in self.rows[m.Order] if o["status"] == "backorder"), key=lambda o: o["created_at"])
+        missing = {o["id"]: sorted({pid for ln in lines_by_order[o["id"]]
+                                    for pid in stocked_parts(products[ln["product_id"]])
+                                    if products[pid]["stock_status"] == "out_of_stock"}) for o in waiting}
+        stays = {o["id"] for o in waiting if self.now - o["created_at"] <= timedelta(days=rules.backorder_kept_days)}
+        while True:
+            ran_out: dict[str, datetime] = {}
+            for order in (o for o in waiting if o["id"] in stays):
+                for pid in missing[order["id"]]:
+                    ran_out.setdefault(pid, order["created_at"])
+            restock: dict[str, datetime] = {}
+            ships: list[tuple[dict[str, Any], datetime, random.Random]] = []
+            for order in (o for o in waiting if o["id"] not in stays):
+                rng = self.local_rng("restock", order["id"])
+                for pid in missing[order["id"]]:
+                    if restock.get(pid, order["created_at"]) <= order["created_at"]:
+                        day = self.midnight(order["created_at"]) + timedelta(days=rng.randint(low, high))
+                        restock[pid] = day.replace(hour=9) + timedelta(minutes=rng.randint(0, 240))
+                when = max([restock[pid] for pid in missing[order["id"]]]
+                           + [moment + timedelta(days=1) for moment in moments.get(order["id"], [])])
+                while not is_business_day(when.date(), holidays):
+                    when += timedelta(days=1)
+                if when > self.now or any(pid in ran_out and ran_out[pid] <= when for pid in missing[order["id"]]):
+                    stays.add(order["id"])
+                    break
+                ships.append((order, when, rng))
+            else:
+                break
+        for order, when, rng in ships:
+            shipment = self.shipment(order, when, [products[ln["product_id"]] for ln in lines_by_order[order["id"]]],
+                                     rng)
+            order.update(status="paid", updated_at=when)
+            if shipment is not None:
+                self.rows[m.Shipment].append(shipment)
+                order.update(status="fulfilled", updated_at=shipment["shipped_at"])
+
     def clocks(self) -> None:
         """Give each parcel's label, pickup and hub scans their own minutes of the day's work, where the plain
         clock (picking at 09:00, the 13:00 collection, a hub scan 18 hours after the label) put hundreds of parcels
