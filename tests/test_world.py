@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "9d1646dbfa49bcfe51d2f281d91d108e7fdc11031fd8f6ff3f189222f094eeb7"
+DEFAULT_WORLD_HASH = "c6ac122f1d96c459adb4c0f61c9617ee15f174fae2d6a4dbda37b5891b6862be"
 
 
 @pytest.mark.slow

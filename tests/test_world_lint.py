@@ -337,6 +337,21 @@ def test_prospective_products_flags_an_upgrade_to_a_part_already_held(world: Wor
     assert [f.message for f in found] == [f"thinks of getting {name}, which it already holds"]
 
 
+def test_work_addresses_flags_a_workplace_across_the_country(world: World) -> None:
+    customer, = pick(world, "work_addresses", "SELECT id FROM customer ORDER BY id")
+    home = {"label": "home", "line1": "12 Oak St", "city": "Pittsburgh", "state": "PA", "zip": "15213"}
+    far = {"label": "work", "line1": "400 Main St", "city": "Boise", "state": "ID", "zip": "83702"}
+    found = injected(world, "work_addresses", customer,
+                     ("UPDATE customer SET addresses = ? WHERE id = ?", (json.dumps([home, far]), customer)))
+    near = default_domain().seeds.fidelity.commute_cities("Pittsburgh", "PA")
+    assert [f.message for f in found] == [
+        f"works in Boise, ID, far from home in Pittsburgh, PA (near: {', '.join(near)})"]
+    commute = {**far, "city": near[-1], "state": "PA",
+               "zip": default_domain().seeds.fidelity.cities["PA"][near[-1]].zips[0]}
+    world.conn.execute("UPDATE customer SET addresses = ? WHERE id = ?", (json.dumps([home, commute]), customer))
+    assert customer not in flagged(world, "work_addresses")  # a commute to a nearby city of the state
+
+
 def test_address_zips_flags_a_zip_of_another_state_or_city_and_a_non_state(world: World) -> None:
     order, = pick(world, "address_zips", 'SELECT id FROM "order" ORDER BY id')
     hawaii = {"label": "home", "line1": "1 Main St", "city": "Hilo", "state": "HI", "zip": "05564"}

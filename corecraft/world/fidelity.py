@@ -789,6 +789,12 @@ class Fidelity(_Data):
         """Whether ``phone`` reads as an author's placeholder rather than a customer's number."""
         return re.search(self.placeholder_phone, phone) is not None
 
+    def commute_cities(self, city: str, state: str) -> list[str]:
+        """The cities a workplace of someone living in ``city`` may be in: it and the nearest others of its state,
+        ``COMMUTE_CITIES`` in all, nearest first."""
+        cities = self.cities[state]
+        return sorted(cities, key=lambda c: (distance_km(cities[c].at, cities[city].at), c))[:COMMUTE_CITIES]
+
     def city_and_zip(self, state: str, rng: random.Random) -> tuple[str, str]:
         """A city of ``state`` and one of that city's zip codes, drawn from ``rng``."""
         city = rng.choice(sorted(self.cities[state]))
@@ -1239,6 +1245,9 @@ HIGH_PRIORITY_TOTAL = 2000.0
 HELD_TICKET_TYPES = ("troubleshooting", "return")
 """Ticket types written by a customer who has the order's goods (a part to fix or to send back)."""
 
+
+COMMUTE_CITIES = 3
+"""A workplace is in its worker's home city or one of the cities of its state nearest to it: this many in all."""
 
 RETURN_TRANSIT_DAYS = 2
 """The fewest weekdays from a return asked for (or refunded as returned) until the customer can say the parcel

@@ -801,6 +801,22 @@ def address_zips(r: Records) -> list[Finding]:
             if (problem := r.rules.address_problem(address)) is not None]
 
 
+def work_addresses(r: Records) -> list[Finding]:
+    """A customer's workplace is within a commute of home: in the home's city or one of the nearest others of its
+    state (``Fidelity.commute_cities``), not across the country."""
+    found = []
+    for customer in r.customers.values():
+        home = next((a for a in customer["addresses"] if a.get("label") == "home"), None)
+        for work in (a for a in customer["addresses"] if a.get("label") == "work"):
+            if home is None or home["state"] not in r.rules.cities or home["city"] not in r.rules.cities[home["state"]]:
+                continue  # an address that is no real city is address_zips' finding
+            near = r.rules.commute_cities(home["city"], home["state"])
+            if work["state"] != home["state"] or work["city"] not in near:
+                found.append(Finding("work_addresses", customer["id"], f"works in {work['city']}, {work['state']}, "
+                                     f"far from home in {home['city']}, {home['state']} (near: {', '.join(near)})"))
+    return found
+
+
 def street_names(r: Records) -> list[Finding]:
     """Street lines are a house number, a common street name and a street type (``streets``), not Faker's
     invented "293 Moran Glens Suite 950", and a work address has no apartment."""
@@ -1752,8 +1768,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs,
     backorder_ages, build_dates,
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
-    build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, street_names, order_addresses,
-    customer_phones, handbook_steps, handbook_channels,
+    build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, work_addresses,
+    street_names, order_addresses, customer_phones, handbook_steps, handbook_channels,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, doa_refunds, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records,
     replacements_placed,

@@ -98,7 +98,7 @@ class PeopleMixin(GeneratorBase):
         seen.add(email)
         addresses = [self.address("home")]
         if self.rng.random() < 0.2:
-            addresses.append(self.address("work"))
+            addresses.append(self.address("work", near=addresses[0]))
         has_phone = self.rng.random() >= self.recipe.noise.missing_phone_rate
         self.rng.randint(201, 989)  # the area code was once drawn here; the draw keeps the shared stream
         exchange, line = self.rng.randint(200, 999), self.rng.randint(0, 9999)
@@ -123,9 +123,11 @@ class PeopleMixin(GeneratorBase):
             city = rng.choice(sorted(places.cities[state]))
         return rng.choice(places.area_codes(city, state))
 
-    def address(self, label: str) -> dict[str, str]:
+    def address(self, label: str, near: dict[str, str] | None = None) -> dict[str, str]:
         """A street address in one of the 50 states or DC: a street line of ``streets``, in a real city of that
-        state (``cities``) with a zip code of that city.
+        state (``cities``) with a zip code of that city; one ``near`` a home (a workplace) is in the home's city
+        or one of the cities of its state nearest to it
+        (``Fidelity.commute_cities``).
 
         Faker is drawn exactly as before (its stream feeds later names and texts), its invented street and town
         included; the street line, the state, the city and the zip are then settled with address-local
@@ -134,7 +136,12 @@ class PeopleMixin(GeneratorBase):
         drawn = self.fake.state_abbr(include_territories=False)
         self.fake.zipcode()
         local, places = self.local_rng("address", drawn_line, town), self.seeds.fidelity
-        state = drawn if drawn in places.cities else local.choice(sorted(places.cities))
-        city, zip_code = places.city_and_zip(state, local)
+        if near is not None:
+            state = near["state"]
+            city = local.choice(places.commute_cities(near["city"], state))
+            zip_code = local.choice(places.cities[state][city].zips)
+        else:
+            state = drawn if drawn in places.cities else local.choice(sorted(places.cities))
+            city, zip_code = places.city_and_zip(state, local)
         line1 = places.streets.line(self.local_rng("street", drawn_line, town), work=label == "work")
         return {"label": label, "line1": line1, "city": city, "state": state, "zip": zip_code}
