@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "c6ac122f1d96c459adb4c0f61c9617ee15f174fae2d6a4dbda37b5891b6862be"
+DEFAULT_WORLD_HASH = "7dd193a18a59ee6c2111bbb3259f47f3c032731a3051d04e0e7e413462157f2b"
 
 
 @pytest.mark.slow

@@ -1160,6 +1160,29 @@ def test_replacement_orders_flags_a_replacement_the_approval_does_not_bear_out(d
 
 
 @pytest.mark.slow
+def test_replacement_orders_flags_a_unit_asked_back_for_a_refund_before_it_was_replaced(default_world: World) -> None:
+    """A return asked for on a ticket before the replacement was placed takes the unit, though its refund comes
+    after: replacing it too sends one unit more than the order had (the customer changed their mind meanwhile)."""
+    order, replaced, _, _, product = replacement(default_world)
+    placed, = one(default_world, 'SELECT created_at FROM "order" WHERE id = ?', order)
+    line, units, payment = one(default_world, "SELECT l.id, l.quantity, p.id FROM orderline l JOIN payment p ON "
+                               "p.order_id = l.order_id WHERE l.order_id = ? AND l.product_id = ?", replaced, product)
+    moment = db.decode_datetime(placed, default_world.tz)
+    found = injected(
+        default_world, "replacement_orders", order,
+        ("INSERT INTO supportticket (id, customer_id, order_id, type, channel, priority, status, subject, body, "
+         "created_at, updated_at) SELECT 'tick-250101-999', customer_id, id, 'return', 'email', 'low', 'resolved', "
+         "'Return', 'Decided against it.', ?, ? FROM \"order\" WHERE id = ?",
+         (db.encode_datetime(moment - timedelta(days=1)), db.encode_datetime(moment + timedelta(days=2)), replaced)),
+        ("INSERT INTO refund (id, payment_id, ticket_id, lines, amount, reason, status, created_at) VALUES "
+         "('ref-250101-999', ?, 'tick-250101-999', ?, 10.0, 'return', 'processed', ?)",
+         (payment, json.dumps([{"order_line_id": line, "quantity": units}]),
+          db.encode_datetime(moment + timedelta(days=2)))))
+    assert [f.message for f in found] == [f"replaces {replaced} but sends {product}, of which {replaced} had "
+                                          f"{units} unit(s), {units} refunded and 0 replaced before"]
+
+
+@pytest.mark.slow
 def test_order_prices_flags_a_free_line_on_an_order_that_replaces_none(default_world: World) -> None:
     order, _, _, line, product = replacement(default_world)
     assert line not in flagged(default_world, "order_prices")  # $0 on a replacement is explained
@@ -1174,6 +1197,8 @@ def test_duplicate_ticket_texts_flags_the_copy(world: World) -> None:
                      ("UPDATE supportticket SET body = (SELECT body FROM supportticket WHERE id = ?) WHERE id = ?",
                       (first, second)))
     assert found == [Finding("duplicate_ticket_texts", second, f"repeats the body of {first} word for word")]
+
+
 def test_slack_claims_flags_a_stale_shipping_note_and_a_lost_parcel_pinned_on_an_order(world: World) -> None:
     message, = pick(world, "slack_claims", "SELECT id FROM slackmessage ORDER BY ts DESC")
     order, tracking, carrier = one(world, "SELECT order_id, tracking_number, carrier FROM shipment WHERE delivered_at < "

@@ -215,6 +215,11 @@ class Records:
         recorded: datetime = resolution["created_at"]
         return max([recorded, *(moment for moment in moments if moment is not None)])
 
+    def asked_at(self, refund: Row) -> datetime:
+        """When ``refund`` was asked for: its ticket's creation, or the refund itself when it has no ticket."""
+        ticket = self.tickets.get(refund["ticket_id"] or "")
+        return refund["created_at"] if ticket is None else min(refund["created_at"], ticket["created_at"])
+
     def refunds_before(self, order_id: str | None, when: datetime) -> list[Row]:
         """The refunds on ``order_id`` made by ``when``, oldest first."""
         return sorted((x for x in self.refunds_of.get(order_id or "", []) if x["created_at"] <= when),
@@ -1586,7 +1591,7 @@ def replacements_placed(r: Records) -> list[Finding]:
     at most ``return_business_days`` carrier business days after the approval (a re-send of a missing item once
     fulfillment logs the shortfall, at most ``resend.business_days`` after it): by then the approval names its
     replacement order (``placed``: an order replacing the ticket's order, placed on the day it says), or the
-    refund the unit had been returned for (``refunded``: a return on the ticket's order made by then), or the
+    refund the unit had been returned for (``refunded``: a return on the ticket's order asked for by then), or the
     order that had replaced the unit already (``replaced_before``: placed by then); the resolution, and its ticket,
     were last updated on the update's day."""
     promise = r.rules.replacement_promise
@@ -1613,9 +1618,9 @@ def replacements_placed(r: Records) -> list[Finding]:
         if how == "refunded":
             refund = r.refunds.get(said["refund_id"])
             if refund is None or r.payments[refund["payment_id"]]["order_id"] != t["order_id"] or not refund["lines"] \
-                    or refund["created_at"] > due:
+                    or r.asked_at(refund) > due:
                 found.append(Finding("replacements_placed", res["id"], f"says the unit was returned for "
-                                     f"{said['refund_id']} instead, but no return on {t['order_id']} was made by "
+                                     f"{said['refund_id']} instead, but no return on {t['order_id']} was asked for by "
                                      f"{due:%Y-%m-%d}"))
             continue
         order = r.orders.get(said["order_id"])
@@ -1631,7 +1636,8 @@ def replacements_placed(r: Records) -> list[Finding]:
 def replacement_orders(r: Records) -> list[Finding]:
     """A no-charge replacement order (``replaces_order_id``) is what a resolution approved: after a resolution on
     a ticket about the replaced order named it, for that order's customer and address, of its products (no
-    more units of one, over its replacements and the refunds before, than it had), at $0 with no payment."""
+    more units of one, over its replacements and the refunds asked for before, than it had), at $0 with no
+    payment."""
     named: dict[str, Row] = {}  # the approvals by the replacement order they say was placed
     for res in r.resolutions.values():
         placed = r.placed_replacement(res)
@@ -1657,7 +1663,7 @@ def replacement_orders(r: Records) -> list[Finding]:
                     or any(ln["unit_price"] > CENT for ln in lines) or order["id"] in r.payment_of:
                 problems.append("is charged for (a no-charge replacement has $0 amounts and no payment)")
             refunded: Counter[str] = Counter()
-            for refund in r.refunds_before(replaced_id, order["created_at"]):
+            for refund in (x for x in r.refunds_of.get(replaced_id, []) if r.asked_at(x) <= order["created_at"]):
                 for ln in refund["lines"]:
                     refunded[r.line_product[ln["order_line_id"]]] += ln["quantity"]
             for line in lines:

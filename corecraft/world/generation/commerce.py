@@ -334,11 +334,13 @@ class CommerceMixin(GeneratorBase):
         lines_by_order = self.lines_by_order()
         line_product = {ln["id"]: ln["product_id"] for ln in self.rows[m.OrderLine]}
         order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
+        asked = {t["id"]: t["created_at"] for t in self.rows[m.SupportTicket]}
         refunds_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # by (order, product)
         for refund in sorted(self.rows[m.Refund], key=lambda x: x["created_at"]):
             for ln in refund["lines"]:
                 refunds_of[order_of_payment[refund["payment_id"]], line_product[ln["order_line_id"]]].append(
-                    {"id": refund["id"], "created_at": refund["created_at"], "units": ln["quantity"]})
+                    {"id": refund["id"], "created_at": refund["created_at"], "units": ln["quantity"],
+                     "asked_at": min(refund["created_at"], asked.get(refund["ticket_id"], refund["created_at"]))})
         approvals = []
         for res in self.rows[m.Resolution]:
             if res["_replaces"] is not None:
@@ -354,7 +356,7 @@ class CommerceMixin(GeneratorBase):
         for logged, res, rng in sorted(approvals, key=lambda a: (a[0], a[1]["_order"])):
             replaced, product_id, quantity = res["_replaces"]
             key = (replaced["id"], product_id)
-            refunds = [x for x in refunds_of[key] if x["created_at"] <= logged]
+            refunds = [x for x in refunds_of[key] if x["asked_at"] <= logged]  # asked back for a refund by then
             left = sum(ln["quantity"] for ln in lines_by_order[replaced["id"]] if ln["product_id"] == product_id) \
                 - sum(x["units"] for x in refunds) - sum(o["_line"]["quantity"] for o in sent[key])
             if left <= 0:  # nothing left to replace: refunded, or replaced already
