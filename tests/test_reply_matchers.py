@@ -125,6 +125,12 @@ def test_accents_do_not_matter_for_names() -> None:
     ("- Dead on arrival (DOA): $114.00 (2 refunds: $59.00, $55.00)", "dead on arrival", "money", [114.0]),  # round 33
     ("- Refunded $30.00 (one order): see below", "refunded", "money", [30.0]),
     ("We used UPS Ground for 13 orders, and $12.99 went on shipping.", "UPS Ground", "money", [None]),
+    ("The refunds ($636.75 and $44.49) have been approved.", "refunds", "money", [636.75]),  # round 44
+    ("The card ($764.10 after your discount) is refunded less the fee.", "card", "money", [764.1]),
+    ("We refunded the shipping (see below) and $44.49.", "shipping", "money", [None]),
+    ("The 15% restocking fee ($127.35) applies.", "restocking fee", "money", [127.35]),
+    ("The mouse refund used up your card payment ($79.00).", "refund", "money", [None]),
+    ("That is $375.09 in total ($350.10 DOA on the GPU and $24.99 late-shipping).", "total", "money", [375.09]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:
     assert tied_numbers(text, [label], unit) == tied

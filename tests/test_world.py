@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "7dd193a18a59ee6c2111bbb3259f47f3c032731a3051d04e0e7e413462157f2b"
+DEFAULT_WORLD_HASH = "b60d2fb72f07500c99333d5927e4ea60fc6e4e18309d87b9b32ccf7ea5e4748a"
 
 
 @pytest.mark.slow

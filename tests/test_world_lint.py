@@ -1763,6 +1763,23 @@ def test_safety_escalations_flags_a_triaged_burning_smell_not_escalated(world: W
     assert [f.message for f in found] == ["reports a safety issue but has no technical escalation"]
 
 
+def test_safety_escalations_flags_a_burning_smell_escalated_days_later(world: World) -> None:
+    ticket, = pick(world, "safety_escalations", "SELECT id FROM supportticket WHERE status != 'new' AND id NOT IN "
+                   "(SELECT ticket_id FROM escalation) ORDER BY id")
+    monday = datetime(2025, 8, 18, 10, 0, tzinfo=world.tz)  # a business day, in office hours
+    found = injected(world, "safety_escalations", ticket, (
+        "UPDATE supportticket SET body = 'Burning smell from the PSU, I switched it off.', priority = 'high', "
+        "created_at = ? WHERE id = ?", (db.encode_datetime(monday), ticket)), (
+        "INSERT INTO escalation (id, ticket_id, type, destination, notes, created_by_id, created_at) SELECT "
+        "'esc-250820-999', ?, 'technical', 'engineering', 'Safety report.', min(id), ? FROM employee",
+        (ticket, db.encode_datetime(monday + timedelta(days=2)))))
+    assert [f.message for f in found] == ["reports a safety issue but was escalated 48 hours later (esc-250820-999), "
+                                          "past its first response's hour of office time"]
+    world.conn.execute("UPDATE escalation SET created_at = ? WHERE id = 'esc-250820-999'",
+                       (db.encode_datetime(monday + timedelta(minutes=40)),))
+    assert ticket not in flagged(world, "safety_escalations")  # escalated within the hour
+
+
 def test_return_refund_timing_flags_a_return_refunded_the_day_after_its_ticket(world: World) -> None:
     refund, ticket, written = one(world, "SELECT r.id, t.id, t.created_at FROM refund r JOIN supportticket t "
                                          "ON t.id = r.ticket_id WHERE r.reason = 'return' ORDER BY r.id LIMIT 1")

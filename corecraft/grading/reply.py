@@ -258,6 +258,20 @@ of their own, so the name stays in the clause of its figure."""
 _COUNT_ASIDE = re.compile(r"(?<=[^\W\d_])\s*\((\d+)\)")
 """A whole number alone in brackets right after a word: that word's count ("Orders (6):", "Still not arrived
 (2): ..."), read as if the brackets were not there (a bracket otherwise ends a clause)."""
+_MONEY_ASIDE = re.compile(r"\s*\$\s?\d")
+"""What opens a bracket of dollar amounts right after a label ("The refunds ($636.75 and $44.49) have been approved"):
+the label's amounts, when its clause holds none."""
+
+
+def _clause_split(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into clauses (``_CLAUSE_END``), each with whether a bracket of dollar amounts follows it."""
+    out, start = [], 0
+    for m in _CLAUSE_END.finditer(text):
+        out.append((text[start:m.start()], m.group() == "(" and _MONEY_ASIDE.match(text, m.end()) is not None))
+        start = m.end()
+    return [*out, (text[start:], False)]
+
+
 _TOKEN = re.compile(rf"{_NUMBER.pattern}|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)", re.IGNORECASE)
 _NEGATORS = frozenset({"not", "never"})
 _OF_FILLERS = frozenset({"the", "our", "all", "those", "these"})
@@ -391,6 +405,11 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
             if best is None and i == 0 and reading.heads_a_labelled_line(index):
                 out.append(_rest_of_line(reading, index, unit))
                 continue
+            if best is None and reading.money_aside_after(index) and all(t.word is None for t in tokens[end + 1:]):
+                aside = reading.clause(index + 1)  # "The refunds ($636.75 and $44.49)": the bracket's first amount
+                found = [aside.tokens[j].amount for j in aside.numbers if aside.tokens[j].amount.is_a(unit)]  # type: ignore[union-attr]
+                out.append(found[0].value if found else None)  # type: ignore[union-attr]
+                continue
             out.append(best[2] if best is not None else None)
     return out
 
@@ -510,15 +529,24 @@ class Reading:
         return _COUNT_ASIDE.sub(r" \1", _EMPTY_ASIDE.sub(" ", self.masked)).split("\n")
 
     @cached_property
-    def _lined_clauses(self) -> tuple[tuple[str, str, int], ...]:
-        return tuple((part, part.casefold(), line) for line, text in enumerate(self._lines)
-                     for clause in _CLAUSE_END.split(text) for part in _colon_parts(clause) if part.strip())
+    def _lined_clauses(self) -> tuple[tuple[str, str, int, bool], ...]:
+        """Each clause, case-folded, with its line and whether a bracket of dollar amounts follows it."""
+        out = []
+        for line, text in enumerate(self._lines):
+            for clause, aside in _clause_split(text):
+                parts = [part for part in _colon_parts(clause) if part.strip()]
+                out += [(part, part.casefold(), line, aside and k == len(parts) - 1) for k, part in enumerate(parts)]
+        return tuple(out)
 
     @cached_property
     def clauses(self) -> tuple[tuple[str, str], ...]:
         """The reply's clauses (ids and dates masked, brackets they emptied dropped), each with its case-folded
         text for a cheap label look-up."""
-        return tuple((part, folded) for part, folded, _ in self._lined_clauses)
+        return tuple((part, folded) for part, folded, _, _ in self._lined_clauses)
+
+    def money_aside_after(self, index: int) -> bool:
+        """Whether clause ``index`` is followed by a bracket opening with a dollar amount (clause ``index + 1``)."""
+        return self._lined_clauses[index][3]
 
     def line_of(self, index: int) -> int:
         """The line of the reply that clause ``index`` is on."""

@@ -84,11 +84,15 @@ from corecraft.world.rules import (
     is_business_day,
     is_tracking_number,
     max_delay,
+    office_time_after,
     phone_line_open,
 )
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
+SAFETY_RESPONSE = timedelta(hours=1)
+"""How soon a safety report is escalated: a high priority ticket's first response (kb-ticket-assignment), in office
+time."""
 HOME_AREA_CODE_SHARE = 0.8
 """The fewest of the customers' phones that carry an area code of the customer's home city, give or take
 ``HOME_AREA_CODE_SLACK`` phones (a small world's chance): the rest kept the number of a state they moved from
@@ -218,7 +222,8 @@ class Records:
     def asked_at(self, refund: Row) -> datetime:
         """When ``refund`` was asked for: its ticket's creation, or the refund itself when it has no ticket."""
         ticket = self.tickets.get(refund["ticket_id"] or "")
-        return refund["created_at"] if ticket is None else min(refund["created_at"], ticket["created_at"])
+        made: datetime = refund["created_at"]
+        return made if ticket is None else min(made, ticket["created_at"])
 
     def refunds_before(self, order_id: str | None, when: datetime) -> list[Row]:
         """The refunds on ``order_id`` made by ``when``, oldest first."""
@@ -881,11 +886,26 @@ def brand_categories(r: Records) -> list[Finding]:
 
 def safety_escalations(r: Records) -> list[Finding]:
     """A triaged ticket (not ``new``) reporting a safety issue (``safety_issue``: burning smell, sparks,
-    smoke ...) is escalated ``technical`` to engineering, as the KB says."""
-    technical = {e["ticket_id"] for e in r.escalations.values() if e["type"] == "technical"}
-    return [Finding("safety_escalations", t["id"], "reports a safety issue but has no technical escalation")
-            for t in r.tickets.values() if t["status"] != "new" and t["id"] not in technical
-            and r.rules.safety(f"{t['subject']}\n{t['body']}")]
+    smoke ...) is escalated ``technical`` to engineering, as the KB says, within the hour of office time a high
+    priority ticket's first response is due in."""
+    technical: dict[str, Row] = {}
+    for e in sorted(r.escalations.values(), key=lambda e: e["created_at"]):
+        if e["type"] == "technical":
+            technical.setdefault(e["ticket_id"], e)
+    found = []
+    for t in r.tickets.values():
+        if t["status"] == "new" or not r.rules.safety(f"{t['subject']}\n{t['body']}"):
+            continue
+        escalation = technical.get(t["id"])
+        due = office_time_after(t["created_at"].astimezone(r.tz), SAFETY_RESPONSE, r.policy.carrier_holidays)
+        if escalation is None:
+            found.append(Finding("safety_escalations", t["id"], "reports a safety issue but has no technical escalation"))
+        elif escalation["created_at"] > due:
+            hours = (escalation["created_at"] - t["created_at"]).total_seconds() / 3600
+            found.append(Finding("safety_escalations", t["id"], f"reports a safety issue but was escalated "
+                                 f"{hours:.0f} hours later ({escalation['id']}), past its first response's "
+                                 f"hour of office time"))
+    return found
 
 
 def tracking_numbers(r: Records) -> list[Finding]:

@@ -127,3 +127,21 @@ def phone_line_open(moment: datetime, holidays: Collection[date]) -> bool:
 OFFICE_HOURS = (8, 19)
 """When people post in Slack, in world time: from 08:00 to before 19:00 (the generator squeezes a drawn time into
 them, lint's ``slack_office_hours`` holds every message to them)."""
+
+
+def office_time_after(start: datetime, span: timedelta, holidays: Collection[date]) -> datetime:
+    """The moment ``span`` of office time (:data:`OFFICE_HOURS` on business days) after ``start`` (world time): a
+    ticket in at 18:30 with an hour to its first response is due at 08:30 the next business day."""
+    opens, closes = OFFICE_HOURS
+    moment, left = start, span
+    while True:
+        day_open = moment.replace(hour=opens, minute=0, second=0, microsecond=0)
+        day_close = moment.replace(hour=closes, minute=0, second=0, microsecond=0)
+        if not is_business_day(moment.date(), holidays) or moment >= day_close:
+            moment = day_open + timedelta(days=1)
+            continue
+        moment = max(moment, day_open)
+        if moment + left <= day_close:
+            return moment + left
+        left -= day_close - moment
+        moment = day_open + timedelta(days=1)

@@ -45,7 +45,7 @@ from corecraft.world.generation.base import (
     add_business_days,
     money,
 )
-from corecraft.world.rules import phone_line_open
+from corecraft.world.rules import office_time_after, phone_line_open
 from corecraft.world.seeds import TicketPhrase
 
 
@@ -440,6 +440,10 @@ class SupportMixin(GeneratorBase):
             safety = t["status"] != "new" and self.seeds.fidelity.safety(f"{t['subject']}\n{t['body']}")
             if escalation is None and safety:  # a triaged safety issue goes to engineering (the KB)
                 escalation = self.escalation(n, t, staff, self.local_rng("safety-escalation", t["id"]))
+            if escalation is not None and safety:  # at once: a safety issue is high priority
+                soon = timedelta(minutes=self.local_rng("safety-soon", t["id"]).randint(10, 55))
+                escalation["created_at"] = max(t["created_at"], min(t["updated_at"], office_time_after(
+                    t["created_at"].astimezone(self.tz), soon, self.policy.carrier_holidays)))
             if t["_stale"]:
                 resolutions.append({"_order": n, "ticket_id": t["id"], "resolved_by_id": t["assignee_id"],
                                     "outcome": "no_action", "refund": None, "created_at": t["updated_at"], "_replaces": None,
