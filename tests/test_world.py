@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "b60d2fb72f07500c99333d5927e4ea60fc6e4e18309d87b9b32ccf7ea5e4748a"
+DEFAULT_WORLD_HASH = "cc40e9b0936783f4862de30b49d3386f9821506ad2cb02599b3fcd053705d476"
 
 
 @pytest.mark.slow
