@@ -148,7 +148,7 @@ def test_the_facts_lock_reports_unlocked_tasks_and_tasks_whose_world_moved(tmp_p
 
 
 SHIP = "ship-250213-001"  # a ups_ground parcel of the tiny world, labelled and picked up on Thursday 2025-02-13
-LABEL = '{ts: "2025-02-13T15:48:00-05:00", status: label_created, location: "Edison, NJ"}'
+LABEL = '{ts: "2025-02-13T17:48:00-05:00", status: label_created, location: "Edison, NJ"}'  # the night trailer's
 PICKUP = '{ts: "2025-02-13T19:48:00-05:00", status: picked_up, location: "Edison, NJ"}'
 HOP = '{ts: "2025-02-14T04:10:00-05:00", status: in_transit, location: "Richmond, VA"}'
 
@@ -200,7 +200,8 @@ SETUP_RECORDS = {
                                                       'location: "Richmond, VA"}'),
                                 "goes Edison, NJ -> Richmond, VA, "),
     "no_label": (_scans(PICKUP), "has scans starting with 'picked_up', not 'label_created'"),
-    "saturday_pickup": (_scans(LABEL, '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
+    "saturday_pickup": (_scans('{ts: "2025-02-14T20:30:00-05:00", status: label_created, location: "Edison, NJ"}',
+                               '{ts: "2025-02-15T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
                                shipped_at="2025-02-15T09:00:00-05:00"),
                         "is picked up on Saturday (2025-02-15)"),
     "friday_delivery": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-21"),
@@ -215,11 +216,11 @@ SETUP_RECORDS = {
     "sunday_delivery": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-23"),
                                '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                         "is delivered on Sunday (2025-02-23): the world's carriers deliver on business days only"),
-    "sunday_label": (_scans('{ts: "2025-02-16T09:00:00-05:00", status: label_created, location: "Edison, NJ"}',
+    "sunday_label": (_scans('{ts: "2025-02-16T21:00:00-05:00", status: label_created, location: "Edison, NJ"}',
                             '{ts: "2025-02-17T13:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
                             shipped_at="2025-02-17T13:00:00-05:00"),
                      "is labelled on Sunday (2025-02-16)"),
-    "holiday_pickup": (_scans('{ts: "2025-05-23T15:00:00-04:00", status: label_created, location: "Edison, NJ"}',
+    "holiday_pickup": (_scans('{ts: "2025-05-23T20:30:00-04:00", status: label_created, location: "Edison, NJ"}',
                               '{ts: "2025-05-26T09:00:00-04:00", status: picked_up, location: "Edison, NJ"}',
                               shipped_at="2025-05-26T09:00:00-04:00"),
                        "is picked up on Memorial Day (2025-05-26)"),
@@ -229,14 +230,28 @@ SETUP_RECORDS = {
     "future_scan": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-14"),
                            '{ts: "2030-01-07T14:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                     "has a 'delivered' scan at 2030-01-07T14:00:00-05:00, after the world's now"),
-    "ship_date_not_pickup": (_scans(LABEL, '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}'),
-                             "has shipped_at 2025-02-13T19:48:00-05:00, not its pickup scan at 2025-02-14T09:00:00-05:00"),
-    "scan_off_world_offset": (_scans('{ts: "2025-02-13T14:48:00-06:00", status: label_created, location: "Edison, NJ"}',
+    "ship_date_not_pickup": (_scans(LABEL, '{ts: "2025-02-13T18:30:00-05:00", status: picked_up, location: "Edison, NJ"}'),
+                             "has shipped_at 2025-02-13T19:48:00-05:00, not its pickup scan at 2025-02-13T18:30:00-05:00"),
+    "scan_off_world_offset": (_scans('{ts: "2025-02-13T16:48:00-06:00", status: label_created, location: "Edison, NJ"}',
                                      PICKUP),
-                              "has a 'label_created' scan at 2025-02-13T14:48:00-06:00, not in the world's offset for "
-                              "that day (2025-02-13T15:48:00-05:00)"),
+                              "has a 'label_created' scan at 2025-02-13T16:48:00-06:00, not in the world's offset for "
+                              "that day (2025-02-13T17:48:00-05:00)"),
+    "pickup_before_first_collection": (
+        _scans('{ts: "2025-02-13T20:30:00-05:00", status: label_created, location: "Edison, NJ"}',
+               '{ts: "2025-02-14T06:40:00-05:00", status: picked_up, location: "Edison, NJ"}',
+               shipped_at="2025-02-14T06:40:00-05:00"),
+        "is picked up at 06:40, before the carrier's first collection (07:30) (kb-warehouse-network)"),
+    "missed_the_last_collection": (
+        _scans('{ts: "2025-02-13T15:48:00-05:00", status: label_created, location: "Edison, NJ"}', PICKUP),
+        "is picked up at 19:48, after the carrier's last collection (18:00), though labelled at 15:48"),
+    "picked_up_the_day_after_a_daytime_label": (
+        _scans(LABEL, '{ts: "2025-02-14T09:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
+               shipped_at="2025-02-14T09:00:00-05:00"),
+        "is picked up on 2025-02-14, though labelled at 17:48 on 2025-02-13, in time for that day's collection or "
+        "night trailer"),
     "label_before_order": (_scans('{ts: "2025-02-13T14:00:00-05:00", status: label_created, location: "Edison, NJ"}',
-                                  PICKUP),
+                                  '{ts: "2025-02-13T17:40:00-05:00", status: picked_up, location: "Edison, NJ"}',
+                                  shipped_at="2025-02-13T17:40:00-05:00"),
                            "has its first scan at 2025-02-13T14:00:00-05:00, before its order ord-250213-001 was placed"),
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-901 is inserted resolved without a "

@@ -235,6 +235,31 @@ def test_shipment_ship_dates_flags_a_pickup_after_the_last_collection(world: Wor
         "is picked up at 22:05, after the carrier's last collection (18:00), though labelled at 16:00"]
 
 
+def test_shipment_ship_dates_flags_a_pickup_off_the_docks_day(world: World) -> None:
+    """The first collection is at 07:30, for parcels labelled after 20:00 the day before; a parcel labelled earlier
+    leaves the day it was labelled."""
+    ship, events = pick(world, "shipment_ship_dates", "SELECT id, events FROM shipment ORDER BY id")
+    scans = json.loads(events)
+    morning = datetime.fromisoformat(scans[1]["ts"]).astimezone(world.tz).replace(hour=7, minute=40)
+    scans[0]["ts"], scans[1]["ts"] = (morning - timedelta(hours=11)).isoformat(), morning.isoformat()
+    assert injected(world, "shipment_ship_dates", ship,
+                    ("UPDATE shipment SET shipped_at = ?, events = ? WHERE id = ?",
+                     (db.encode_datetime(morning), json.dumps(scans), ship))) == []  # labelled 20:40 the night before
+    early = morning.replace(hour=6, minute=50)
+    scans[1]["ts"] = early.isoformat()
+    world.conn.execute("UPDATE shipment SET shipped_at = ?, events = ? WHERE id = ?",
+                       (db.encode_datetime(early), json.dumps(scans), ship))
+    assert [f.message for f in lint(world) if f.check == "shipment_ship_dates" and f.entity_id == ship] == [
+        "is picked up at 06:50, before the carrier's first collection (07:30)"]
+    scans[0]["ts"], scans[1]["ts"] = (morning - timedelta(hours=15)).isoformat(), morning.isoformat()
+    world.conn.execute("UPDATE shipment SET shipped_at = ?, events = ? WHERE id = ?",
+                       (db.encode_datetime(morning), json.dumps(scans), ship))
+    label = morning - timedelta(hours=15)
+    assert [f.message for f in lint(world) if f.check == "shipment_ship_dates" and f.entity_id == ship] == [
+        f"is picked up on {morning:%Y-%m-%d}, though labelled at 16:40 on {label:%Y-%m-%d}, in time for that day's "
+        "collection or night trailer"]
+
+
 def test_shipment_scans_flags_a_ship_date_without_a_pickup(world: World) -> None:
     ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' ORDER BY id")
     scans = [e for e in json.loads(events) if e["status"] != "picked_up"]

@@ -1203,6 +1203,28 @@ NIGHT_TRAILER_LABELS = time(17, 30)
 """A parcel labelled later than this misses the last collection and leaves on the carrier's night trailer that
 evening (kb-warehouse-network); one labelled by then goes with the last collection at the latest."""
 
+NEXT_DAY_LABELS = time(20, 0)
+"""A parcel labelled after this leaves with the first collection of the next business day (kb-warehouse-network);
+one labelled earlier leaves the day it was labelled."""
+
+FIRST_PICKUP = time(7, 30)
+"""The carrier's first collection of the day at the dock: no parcel is picked up earlier (kb-warehouse-network)."""
+
+
+def pickup_problem(labelled: datetime | None, picked: datetime) -> str | None:
+    """What is wrong with a parcel picked up at ``picked`` after its label at ``labelled`` (both world time), as
+    kb-warehouse-network tells the dock's day: no pickup before the first collection, and a parcel labelled in time
+    for the last collection goes with it at the latest (a later one leaves on the night trailer)."""
+    if picked.time() < FIRST_PICKUP:
+        return f"is picked up at {picked:%H:%M}, before the carrier's first collection ({FIRST_PICKUP:%H:%M})"
+    if labelled is not None and picked.date() > labelled.date() and labelled.time() < NEXT_DAY_LABELS:
+        return (f"is picked up on {picked:%Y-%m-%d}, though labelled at {labelled:%H:%M} on {labelled:%Y-%m-%d}, in "
+                f"time for that day's collection or night trailer")
+    if labelled is not None and labelled.time() <= NIGHT_TRAILER_LABELS and picked.time() > LAST_PICKUP:
+        return (f"is picked up at {picked:%H:%M}, after the carrier's last collection ({LAST_PICKUP:%H:%M}), though "
+                f"labelled at {labelled:%H:%M}")
+    return None
+
 OPEN_TICKET_STATUSES = frozenset({"new", "open", "pending_customer"})
 """Statuses of a ticket still being worked on: the queue an agent sees together."""
 

@@ -24,7 +24,6 @@ from corecraft.world.fidelity import (
     CENT,
     DELIVERY_CLAIM,
     LAST_PICKUP,
-    NIGHT_TRAILER_LABELS,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
     ORDER_ID,
@@ -55,6 +54,7 @@ from corecraft.world.fidelity import (
     order_states,
     origin_problem,
     paid_share,
+    pickup_problem,
     price_drops,
     priciest_products,
     received_by,
@@ -441,9 +441,8 @@ CARRIER_DAY_SCANS = ("in_transit", "out_for_delivery")
 
 def shipment_ship_dates(r: Records) -> list[Finding]:
     """A shipment's ``shipped_at`` is its ``picked_up`` scan: the ship date ``kb-shipment-tracking-events``
-    counts SLAs from (the label is printed earlier, and the carrier does not have the parcel yet); and a parcel
-    labelled in time for the carrier's last collection goes with it at the latest (a later one leaves on the night
-    trailer)."""
+    counts SLAs from (the label is printed earlier, and the carrier does not have the parcel yet); and the pickup
+    keeps the dock's day (:func:`~corecraft.world.fidelity.pickup_problem`)."""
     found = []
     for ship in r.shipments.values():
         pickup = next((datetime.fromisoformat(e["ts"]) for e in ship["events"] if e["status"] == "picked_up"), None)
@@ -451,10 +450,8 @@ def shipment_ship_dates(r: Records) -> list[Finding]:
             found.append(Finding("shipment_ship_dates", ship["id"], f"shipped_at {ship['shipped_at']:%Y-%m-%d %H:%M} "
                                  f"is not its pickup scan ({pickup.astimezone(r.tz):%Y-%m-%d %H:%M})"))
         labelled = datetime.fromisoformat(ship["events"][0]["ts"]).astimezone(r.tz) if ship["events"] else None
-        picked = ship["shipped_at"].astimezone(r.tz)
-        if labelled is not None and labelled.time() <= NIGHT_TRAILER_LABELS and picked.time() > LAST_PICKUP:
-            found.append(Finding("shipment_ship_dates", ship["id"], f"is picked up at {picked:%H:%M}, after the "
-                                 f"carrier's last collection ({LAST_PICKUP:%H:%M}), though labelled at {labelled:%H:%M}"))
+        if (problem := pickup_problem(labelled, ship["shipped_at"].astimezone(r.tz))) is not None:
+            found.append(Finding("shipment_ship_dates", ship["id"], problem))
     return found
 
 

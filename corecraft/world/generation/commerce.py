@@ -13,6 +13,7 @@ from typing import Any
 from corecraft.world import models as m
 from corecraft.world.compat import order_problems
 from corecraft.world.fidelity import (
+    FIRST_PICKUP,
     LAST_PICKUP,
     NIGHT_TRAILER_LABELS,
     ORDER_ID,
@@ -563,9 +564,9 @@ class CommerceMixin(GeneratorBase):
         run = self.local_rng("clock", order["id"]).randint(65, 150)  # the courier's run from 08:05: each parcel its minute
         shipped = label + timedelta(hours=4)
         if not is_business_day(shipped.date(), holidays):  # no collection on weekends and carrier holidays
-            shipped = add_business_days(shipped, 1, holidays).replace(hour=7, minute=30)
+            shipped = add_business_days(shipped, 1, holidays).replace(hour=FIRST_PICKUP.hour, minute=FIRST_PICKUP.minute)
         elif shipped.hour < 7:  # nor before the morning round
-            shipped = shipped.replace(hour=7, minute=30)
+            shipped = shipped.replace(hour=FIRST_PICKUP.hour, minute=FIRST_PICKUP.minute)
         # The parcel travels as drawn; a service that stood in for one that does not reach the state
         # has its own ETA (a later one: the parcel is simply early, or no longer late).
         # A delay is in proportion to the service: a fast parcel runs late by a day or two, not a week (the
