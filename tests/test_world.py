@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "cc40e9b0936783f4862de30b49d3386f9821506ad2cb02599b3fcd053705d476"
+DEFAULT_WORLD_HASH = "8f578ae64ea4fa1b059312cf244dae334acfdb109564bed9bfdc82502c261479"
 
 
 @pytest.mark.slow
