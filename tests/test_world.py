@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "8f578ae64ea4fa1b059312cf244dae334acfdb109564bed9bfdc82502c261479"
+DEFAULT_WORLD_HASH = "d9615cde3696856e0b065f8345c214a1416a3e570312704b240246dea58bbf42"
 
 
 @pytest.mark.slow

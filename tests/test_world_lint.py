@@ -260,6 +260,17 @@ def test_shipment_ship_dates_flags_a_pickup_off_the_docks_day(world: World) -> N
         "collection or night trailer"]
 
 
+def test_staff_hours_flags_a_world_whose_staff_resolve_tickets_at_night(world: World) -> None:
+    assert not flagged(world, "staff_hours")
+    rows = world.conn.execute("SELECT id, created_at FROM resolution ORDER BY id").fetchall()
+    for rid, made in rows:
+        night = db.decode_datetime(made, world.tz).astimezone(world.tz).replace(hour=2, minute=44)
+        world.conn.execute("UPDATE resolution SET created_at = ? WHERE id = ?", (db.encode_datetime(night), rid))
+    found = [f.message for f in lint(world) if f.check == "staff_hours"]
+    assert len(found) == 1 and found[0].startswith(f"is one of {len(rows)} of ") \
+        and found[0].endswith("staff records made outside office hours (this resolution at 02:44)")
+
+
 def test_shipment_scans_flags_a_ship_date_without_a_pickup(world: World) -> None:
     ship, events = pick(world, "shipment_scans", "SELECT id, events FROM shipment WHERE status = 'delivered' ORDER BY id")
     scans = [e for e in json.loads(events) if e["status"] != "picked_up"]

@@ -51,6 +51,7 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.slack()
         self.replacement_orders()  # the orders they add leave every draw before them as it was
         self.restocks()  # old backorders ship, from randomness private to each
+        self.office_work()  # what staff did, in working hours (no draw)
         self.clocks()  # last: each parcel's minutes, where no record about its order could see them move
         return self.rows
 

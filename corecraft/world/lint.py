@@ -474,6 +474,28 @@ def shipment_clocks(r: Records) -> list[Finding]:
             and (status, clock) != ("picked_up", f"{LAST_PICKUP:%H:%M}")]
 
 
+STAFF_NIGHT_SHARE = 0.05
+"""The most of what staff did (resolutions, refunds, escalations made or settled) that may fall outside office
+hours: a day's records keep their moments when moving them would cross a record about their order."""
+
+
+def staff_hours(r: Records) -> list[Finding]:
+    """Staff work in office hours (:data:`~corecraft.world.rules.OFFICE_HOURS`, world time): no more than
+    :data:`STAFF_NIGHT_SHARE` of the resolutions, refunds and escalations are made (or settled) outside them, where
+    half of them once were (a ticket resolved at 02:44)."""
+    opens, closes = OFFICE_HOURS
+    moments = [(table, row["id"], row[key]) for table, rows, keys in (
+        ("resolution", r.resolutions, ("created_at",)), ("refund", r.refunds, ("created_at",)),
+        ("escalation", r.escalations, ("created_at", "resolved_at"))) for row in rows.values() for key in keys
+        if row.get(key) is not None]
+    night = [(table, rid, when) for table, rid, when in moments if not opens <= when.astimezone(r.tz).hour < closes]
+    if len(night) <= max(5, STAFF_NIGHT_SHARE * len(moments)):
+        return []
+    table, rid, when = night[0]
+    return [Finding("staff_hours", rid, f"is one of {len(night)} of {len(moments)} staff records made outside office "
+                                        f"hours (this {table} at {when.astimezone(r.tz):%H:%M})")]
+
+
 SCAN_ORDER = ("label_created", "picked_up")
 """The scans every shipment starts with, in this order; the carrier's other scans follow the pickup."""
 
@@ -1788,6 +1810,7 @@ def ticket_wording_repeats(r: Records) -> list[Finding]:
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days, shipment_speeds,
     shipment_ship_dates, shipment_clocks, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
+    staff_hours,
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs,
     backorder_ages, build_dates,
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,

@@ -145,3 +145,19 @@ def office_time_after(start: datetime, span: timedelta, holidays: Collection[dat
             return moment + left
         left -= day_close - moment
         moment = day_open + timedelta(days=1)
+
+
+def office_clock(moment: datetime) -> datetime:
+    """``moment`` (world time) on the office's clock of its day: the day's hours squeezed, in order, into
+    :data:`OFFICE_HOURS` (00:00-08:00 into its first 20 minutes, 08:00-19:00 into the rest but its last 20, the
+    evening into those), so records staff make keep their day and their order and fall in working hours."""
+    opens, closes = (hour * 60 for hour in OFFICE_HOURS)
+    edge = 20
+    x = moment.hour * 60 + moment.minute + moment.second / 60
+    if x < opens:
+        y = opens + x * edge / opens
+    elif x < closes:
+        y = opens + edge + (x - opens) * (closes - opens - 2 * edge) / (closes - opens)
+    else:
+        y = closes - edge + (x - closes) * edge / (24 * 60 - closes)
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(minutes=int(y))

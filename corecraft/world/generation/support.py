@@ -16,7 +16,10 @@ from corecraft.world.fidelity import (
     DURATION_CLAIMS,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
+    ORDER_ID,
     RETURN_FOLLOW_UP,
+    TICKET_ID,
+    TRACKING,
     WORDING_GAP,
     card_problems,
     count_problems,
@@ -45,7 +48,7 @@ from corecraft.world.generation.base import (
     add_business_days,
     money,
 )
-from corecraft.world.rules import office_time_after, phone_line_open
+from corecraft.world.rules import office_clock, office_time_after, phone_line_open
 from corecraft.world.seeds import TicketPhrase
 
 
@@ -528,6 +531,54 @@ class SupportMixin(GeneratorBase):
         self.rows[m.Refund] = refunds
         self.rows[m.Resolution] = resolutions
         self.rows[m.Escalation] = escalations
+
+    def office_work(self) -> None:
+        """Put what staff did (resolutions, the refunds they made, escalations made and settled) in working hours:
+        each day's records move together on :func:`~corecraft.world.rules.office_clock`, so they keep their day,
+        their order and their ids. Done on the finished records, with no draw; a day stays as it was when any of
+        its records would move past a record about its order or ticket (its creation, another ticket on the
+        order, a parcel scan, a Slack post naming it), or past the world's now."""
+        tickets = {t["id"]: t for t in self.rows[m.SupportTicket]}
+        orders = {o["id"]: o for o in self.rows[m.Order]}
+        by_order: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for t in self.rows[m.SupportTicket]:
+            if t["order_id"]:
+                by_order[t["order_id"]].append(t)
+        scans = {s["order_id"]: [datetime.fromisoformat(e["ts"]) for e in s["events"]] for s in self.rows[m.Shipment]}
+        near: dict[str, list[datetime]] = {  # by ticket: the moments a move may not cross
+            t["id"]: [t["created_at"], *(o["created_at"] for o in by_order.get(t["order_id"] or "", [])),
+                      *scans.get(t["order_id"] or "", [])] for t in self.rows[m.SupportTicket]}
+        tracking = {s["tracking_number"]: s["order_id"] for s in self.rows[m.Shipment]}
+        for msg in self.rows[m.SlackMessage]:
+            named = set(ORDER_ID.findall(msg["text"])) | {tracking[w] for w in TRACKING.findall(msg["text"]) if w in tracking}
+            for ticket_id in {*TICKET_ID.findall(msg["text"]), *(t["id"] for o in named for t in by_order.get(o, []))}:
+                if ticket_id in near:
+                    near[ticket_id].append(msg["ts"])
+        moves: dict[str, list[tuple[dict[str, Any], str, str]]] = defaultdict(list)  # by day: (row, field, ticket)
+        for table, fields in ((m.Resolution, ("created_at",)), (m.Refund, ("created_at",)),
+                              (m.Escalation, ("created_at", "resolved_at"))):
+            for row in self.rows[table]:
+                for key in fields:
+                    if row.get(key) is not None and row.get("ticket_id"):
+                        moves[row[key].astimezone(self.tz).strftime("%Y-%m-%d")].append((row, key, row["ticket_id"]))
+        for day in sorted(moves):
+            planned = [(row, key, tid, row[key], office_clock(row[key].astimezone(self.tz)))
+                       for row, key, tid in moves[day]]
+            if any(new > self.now or new <= tickets[tid]["created_at"] or any(
+                    min(old, new) < x < max(old, new) for x in near[tid]) for _, _, tid, old, new in planned):
+                continue
+            for row, key, tid, old, new in planned:
+                row[key] = new
+                ticket = tickets[tid]
+                if key == "created_at" and ticket["updated_at"] == old:
+                    ticket["updated_at"] = new
+                if row.get("processed_at") is not None and row["processed_at"] < new:
+                    row["processed_at"] = new + (row["processed_at"] - old)
+                order = orders.get(ticket["order_id"] or "")
+                if order is not None and order["updated_at"] == old:
+                    order["updated_at"] = new
+                if row.get("updated_at") == old:
+                    row["updated_at"] = new
 
     def request_refund(self, t: dict[str, Any], order: dict[str, Any] | None) -> None:
         """A return ticket still being worked on puts its fulfilled order in ``refund_requested`` (kb-order-status)
