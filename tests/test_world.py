@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "d9615cde3696856e0b065f8345c214a1416a3e570312704b240246dea58bbf42"
+DEFAULT_WORLD_HASH = "dc4dbab0f49c5c0968e880d037f15c2a60c2dd5146c921c8b1b26f7179c57b29"
 
 
 @pytest.mark.slow

@@ -790,7 +790,7 @@ class SupportMixin(GeneratorBase):
             "recommendation_provided": "Recommended compatible parts for what the customer asked about.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
             "no_action": {
-                "return": "Sent the return instructions; the refund follows once the item arrives and is inspected.",
+                "return": "The customer chose to keep the item after all; no return was made and nothing is refunded.",
                 "shipping": "Went through the parcel's tracking with the customer and explained where it stands; "
                             "nothing to change.",
                 "billing": "Went through the charges on the order with the customer; nothing to refund.",
