@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "dc4dbab0f49c5c0968e880d037f15c2a60c2dd5146c921c8b1b26f7179c57b29"
+DEFAULT_WORLD_HASH = "b13c7a9bba305cd507d0c8fe871ba4e802bb83d1e53d6bdf45627f9f1798c883"
 
 
 @pytest.mark.slow
