@@ -406,9 +406,7 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
                 out.append(_rest_of_line(reading, index, unit))
                 continue
             if best is None and reading.money_aside_after(index) and all(t.word is None for t in tokens[end + 1:]):
-                aside = reading.clause(index + 1)  # "The refunds ($636.75 and $44.49)": the bracket's first amount
-                found = [aside.tokens[j].amount for j in aside.numbers if aside.tokens[j].amount.is_a(unit)]  # type: ignore[union-attr]
-                out.append(found[0].value if found else None)  # type: ignore[union-attr]
+                out.append(_first_amount(reading.clause(index + 1), unit))  # "The refunds ($636.75 and $44.49)"
                 continue
             out.append(best[2] if best is not None else None)
     return out
@@ -426,11 +424,15 @@ def _rest_of_line(reading: Reading, index: int, unit: Unit) -> float | None:
     for later in range(index + 1, len(reading.clauses)):
         if reading.line_of(later) != line:
             return None
-        clause = reading.clause(later)
-        found = [clause.tokens[j].amount for j in clause.numbers if clause.tokens[j].amount.is_a(unit)]  # type: ignore[union-attr]
-        if found:
-            return found[0].value  # type: ignore[union-attr]
+        if (value := _first_amount(reading.clause(later), unit)) is not None:
+            return value
     return None
+
+
+def _first_amount(clause: _Clause, unit: Unit) -> float | None:
+    """The first number of ``unit`` in ``clause`` (None when it holds none)."""
+    return next((clause.tokens[j].amount.value for j in clause.numbers  # type: ignore[union-attr]
+                 if clause.tokens[j].amount.is_a(unit)), None)  # type: ignore[union-attr]
 
 
 FUNCTION_WORDS = frozenset({

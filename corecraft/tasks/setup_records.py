@@ -4,10 +4,10 @@ than its order was placed, each scan is written in the world's UTC offset of its
 now, it leaves from the warehouse ``kb-warehouse-network`` assigns
 (:func:`~corecraft.world.fidelity.origin_problem`, as lint's), its scans head for the order's city without
 zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there, then is delivered,
-it is labelled and picked up on carrier business days, picked up within the dock's day
-(:func:`~corecraft.world.fidelity.pickup_problem`: not before the first collection, and by the last one if labelled in
-time for it), (:func:`~corecraft.world.rules.is_business_day` with
-``carrier_holidays`` from ``seeds/policy.yaml``), picked up at the instant of its ``shipped_at`` (the ship date is
+it is labelled and picked up on carrier business days (:func:`~corecraft.world.rules.is_business_day` with
+``carrier_holidays`` from ``seeds/policy.yaml``) and within the dock's day
+(:func:`~corecraft.world.fidelity.pickup_problem`: not before the first collection, by the last one if labelled in
+time for it, on the label's day unless labelled after 20:00), picked up at the instant of its ``shipped_at`` (the ship date is
 the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
 its drawn digits spelling nothing of its order's number (:func:`spells_order`); 30 hours or more on the road, it has
@@ -281,7 +281,7 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
             out.append(("shipped_at", f"has shipped_at {row['shipped_at']}, not its pickup scan at {event['ts']}: "
                                       "the ship date is the pickup"))  # shipped_at decoded aware, in world time
     pickup = next((e for e in events if e.get("status") == "picked_up"), None)
-    if pickup is not None and events and (problem := pickup_problem(
+    if pickup is not None and (problem := pickup_problem(
             _moment(events[0]["ts"], world).astimezone(world.tz), _moment(pickup["ts"], world).astimezone(world.tz))):
         out.append(("events", f"{problem} (kb-warehouse-network)"))
     arrived = next((e for e in events if e.get("status") in ("out_for_delivery", "delivered")), None)

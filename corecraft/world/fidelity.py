@@ -998,6 +998,15 @@ def distance_km(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 Row = dict[str, Any]
 
+
+def asked_at(refund: Row, tickets: Mapping[str, Row]) -> datetime:
+    """When ``refund`` was asked for: the creation of its ticket (``tickets``, by id), or the refund itself when it
+    has no ticket (or came first). A unit asked back for a refund is the customer's no more from then."""
+    ticket = tickets.get(refund["ticket_id"] or "")
+    made: datetime = refund["created_at"]
+    return made if ticket is None else min(made, ticket["created_at"])
+
+
 DAY_TOLERANCE = 1.0
 """How far (in days) a duration quoted in text may be from the records: people round."""
 

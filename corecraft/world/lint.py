@@ -35,6 +35,7 @@ from corecraft.world.fidelity import (
     WORK_WEEK_WORDS,
     Fidelity,
     OrderStory,
+    asked_at,
     card_problems,
     category_problems,
     claim_problems,
@@ -78,6 +79,7 @@ from corecraft.world.fidelity import (
 )
 from corecraft.world.rules import (
     OFFICE_HOURS,
+    SAFETY_RESPONSE,
     TRACKING_FORMATS,
     add_business_days,
     business_days_after,
@@ -90,9 +92,6 @@ from corecraft.world.rules import (
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
-SAFETY_RESPONSE = timedelta(hours=1)
-"""How soon a safety report is escalated: a high priority ticket's first response (kb-ticket-assignment), in office
-time."""
 HOME_AREA_CODE_SHARE = 0.8
 """The fewest of the customers' phones that carry an area code of the customer's home city, give or take
 ``HOME_AREA_CODE_SLACK`` phones (a small world's chance): the rest kept the number of a state they moved from
@@ -218,12 +217,6 @@ class Records:
         moments = [self.dated(named[field]) for field in ("order_id", "refund_id") if named.get(field)]
         recorded: datetime = resolution["created_at"]
         return max([recorded, *(moment for moment in moments if moment is not None)])
-
-    def asked_at(self, refund: Row) -> datetime:
-        """When ``refund`` was asked for: its ticket's creation, or the refund itself when it has no ticket."""
-        ticket = self.tickets.get(refund["ticket_id"] or "")
-        made: datetime = refund["created_at"]
-        return made if ticket is None else min(made, ticket["created_at"])
 
     def refunds_before(self, order_id: str | None, when: datetime) -> list[Row]:
         """The refunds on ``order_id`` made by ``when``, oldest first."""
@@ -1657,7 +1650,7 @@ def replacements_placed(r: Records) -> list[Finding]:
         if how == "refunded":
             refund = r.refunds.get(said["refund_id"])
             if refund is None or r.payments[refund["payment_id"]]["order_id"] != t["order_id"] or not refund["lines"] \
-                    or r.asked_at(refund) > due:
+                    or asked_at(refund, r.tickets) > due:
                 found.append(Finding("replacements_placed", res["id"], f"says the unit was returned for "
                                      f"{said['refund_id']} instead, but no return on {t['order_id']} was asked for by "
                                      f"{due:%Y-%m-%d}"))
@@ -1702,7 +1695,7 @@ def replacement_orders(r: Records) -> list[Finding]:
                     or any(ln["unit_price"] > CENT for ln in lines) or order["id"] in r.payment_of:
                 problems.append("is charged for (a no-charge replacement has $0 amounts and no payment)")
             refunded: Counter[str] = Counter()
-            for refund in (x for x in r.refunds_of.get(replaced_id, []) if r.asked_at(x) <= order["created_at"]):
+            for refund in (x for x in r.refunds_of.get(replaced_id, []) if asked_at(x, r.tickets) <= order["created_at"]):
                 for ln in refund["lines"]:
                     refunded[r.line_product[ln["order_line_id"]]] += ln["quantity"]
             for line in lines:

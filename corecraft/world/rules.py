@@ -129,6 +129,11 @@ OFFICE_HOURS = (8, 19)
 them, lint's ``slack_office_hours`` holds every message to them)."""
 
 
+SAFETY_RESPONSE = timedelta(hours=1)
+"""How soon a safety report is escalated: a high priority ticket's first response (kb-ticket-assignment), in office
+time."""
+
+
 def office_time_after(start: datetime, span: timedelta, holidays: Collection[date]) -> datetime:
     """The moment ``span`` of office time (:data:`OFFICE_HOURS` on business days) after ``start`` (world time): a
     ticket in at 18:30 with an hour to its first response is due at 08:30 the next business day."""

@@ -17,6 +17,7 @@ from faker import Faker
 from sqlmodel import SQLModel
 
 from corecraft.world import models as m
+from corecraft.world.fidelity import ORDER_ID, TRACKING
 from corecraft.world.recipe import Recipe
 from corecraft.world.rules import add_business_days, is_business_day, money, shipping_price
 from corecraft.world.seeds import Seeds
@@ -117,6 +118,12 @@ class GeneratorBase:
                and (categories is None or p["category"] in categories)]
         peers = [p for p in out if p["category"] == product["category"]] or out
         return min(peers, key=lambda p: (abs(p["price"] - product["price"]), p["id"]), default=None)
+
+    def slack_naming_orders(self) -> list[tuple[dict[str, Any], set[str]]]:
+        """Each Slack message with the orders it names, by id or by a parcel's tracking number."""
+        tracking = {s["tracking_number"]: s["order_id"] for s in self.rows[m.Shipment]}
+        return [(msg, set(ORDER_ID.findall(msg["text"])) | {tracking[w] for w in TRACKING.findall(msg["text"])
+                                                            if w in tracking}) for msg in self.rows[m.SlackMessage]]
 
     def lines_by_order(self) -> dict[str, list[dict[str, Any]]]:
         """The generated order lines grouped by order id."""

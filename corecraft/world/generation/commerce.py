@@ -16,8 +16,7 @@ from corecraft.world.fidelity import (
     FIRST_PICKUP,
     LAST_PICKUP,
     NIGHT_TRAILER_LABELS,
-    ORDER_ID,
-    TRACKING,
+    asked_at,
     assigned_warehouse,
     distance_km,
     price_at,
@@ -335,13 +334,13 @@ class CommerceMixin(GeneratorBase):
         lines_by_order = self.lines_by_order()
         line_product = {ln["id"]: ln["product_id"] for ln in self.rows[m.OrderLine]}
         order_of_payment = {p["id"]: p["order_id"] for p in self.rows[m.Payment]}
-        asked = {t["id"]: t["created_at"] for t in self.rows[m.SupportTicket]}
+        tickets = {t["id"]: t for t in self.rows[m.SupportTicket]}
         refunds_of: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)  # by (order, product)
         for refund in sorted(self.rows[m.Refund], key=lambda x: x["created_at"]):
             for ln in refund["lines"]:
                 refunds_of[order_of_payment[refund["payment_id"]], line_product[ln["order_line_id"]]].append(
                     {"id": refund["id"], "created_at": refund["created_at"], "units": ln["quantity"],
-                     "asked_at": min(refund["created_at"], asked.get(refund["ticket_id"], refund["created_at"]))})
+                     "asked_at": asked_at(refund, tickets)})
         approvals = []
         for res in self.rows[m.Resolution]:
             if res["_replaces"] is not None:
@@ -513,10 +512,8 @@ class CommerceMixin(GeneratorBase):
             if row.get("ticket_id") in order_of:
                 moments[order_of[row["ticket_id"]]] += [row[k] for k in ("created_at", "processed_at", "resolved_at")
                                                          if row.get(k) is not None]
-        tracking = {s["tracking_number"]: s["order_id"] for s in self.rows[m.Shipment]}
-        for msg in self.rows[m.SlackMessage]:
-            named = set(ORDER_ID.findall(msg["text"])) | {tracking[w] for w in TRACKING.findall(msg["text"]) if w in tracking}
-            for order_id in named:
+        for msg, orders in self.slack_naming_orders():
+            for order_id in orders:
                 moments[order_id].append(msg["ts"])
         return moments
 

@@ -16,10 +16,8 @@ from corecraft.world.fidelity import (
     DURATION_CLAIMS,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
-    ORDER_ID,
     RETURN_FOLLOW_UP,
     TICKET_ID,
-    TRACKING,
     WORDING_GAP,
     card_problems,
     count_problems,
@@ -48,7 +46,7 @@ from corecraft.world.generation.base import (
     add_business_days,
     money,
 )
-from corecraft.world.rules import office_clock, office_time_after, phone_line_open
+from corecraft.world.rules import SAFETY_RESPONSE, office_clock, office_time_after, phone_line_open
 from corecraft.world.seeds import TicketPhrase
 
 
@@ -444,7 +442,8 @@ class SupportMixin(GeneratorBase):
             if escalation is None and safety:  # a triaged safety issue goes to engineering (the KB)
                 escalation = self.escalation(n, t, staff, self.local_rng("safety-escalation", t["id"]))
             if escalation is not None and safety:  # at once: a safety issue is high priority
-                soon = timedelta(minutes=self.local_rng("safety-soon", t["id"]).randint(10, 55))
+                soon = timedelta(minutes=self.local_rng("safety-soon", t["id"]).randint(
+                    10, SAFETY_RESPONSE // timedelta(minutes=1) - 5))
                 escalation["created_at"] = max(t["created_at"], min(t["updated_at"], office_time_after(
                     t["created_at"].astimezone(self.tz), soon, self.policy.carrier_holidays)))
             if t["_stale"]:
@@ -545,12 +544,10 @@ class SupportMixin(GeneratorBase):
             if t["order_id"]:
                 by_order[t["order_id"]].append(t)
         scans = {s["order_id"]: [datetime.fromisoformat(e["ts"]) for e in s["events"]] for s in self.rows[m.Shipment]}
-        near: dict[str, list[datetime]] = {  # by ticket: the moments a move may not cross
-            t["id"]: [t["created_at"], *(o["created_at"] for o in by_order.get(t["order_id"] or "", [])),
+        near: dict[str, list[datetime]] = {  # by ticket: the moments a move may not cross (its own creation too)
+            t["id"]: [*(o["created_at"] for o in by_order.get(t["order_id"] or "", [t])),
                       *scans.get(t["order_id"] or "", [])] for t in self.rows[m.SupportTicket]}
-        tracking = {s["tracking_number"]: s["order_id"] for s in self.rows[m.Shipment]}
-        for msg in self.rows[m.SlackMessage]:
-            named = set(ORDER_ID.findall(msg["text"])) | {tracking[w] for w in TRACKING.findall(msg["text"]) if w in tracking}
+        for msg, named in self.slack_naming_orders():
             for ticket_id in {*TICKET_ID.findall(msg["text"]), *(t["id"] for o in named for t in by_order.get(o, []))}:
                 if ticket_id in near:
                     near[ticket_id].append(msg["ts"])
