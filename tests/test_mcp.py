@@ -60,7 +60,7 @@ async def _session_run() -> dict[str, Any]:
         bad = _wire(await session.call_tool("get_order_details", {"order_id": 42}))
         search = _wire(await session.call_tool("search_payments", {"order_id": "ord-250827-003"}))
         write_result = _wire(await session.call_tool("create_refund", {
-            "payment_id": "pay-250827-003", "amount": 189.0, "reason": "doa", "ticket_id": "tick-250915-901",
+            "payment_id": "pay-250827-003", "amount": 189.0, "reason": "doa", "ticket_id": "tick-250915-004",
             "lines": [{"order_line_id": "ord-250827-003-L2", "quantity": 1}]}))
         after = _wire(await session.call_tool("search_payments", {"order_id": "ord-250827-003"}))
         finish = _wire(await session.call_tool(FINISH_TOOL, {"reply": "done"}))

@@ -190,10 +190,10 @@ VERDICT_PARAPHRASES = {
         "Nothing to report for August: no price adjustment was issued that month, so David approved 0 refunds and "
         "the total is $0. The one nearby, $99.00 on September 11, falls outside August.",
     "ticket_triage_assignment_platinum_white_psu":
-        "Done: Jacob Santiago is platinum, so tick-250914-902 is now high priority (platinum is always high), and as a "
+        "Done: Jacob Santiago is platinum, so tick-250915-004 is now high priority (platinum is always high), and as a "
         "recommendation question it went to the product team.",
     "ticket_triage_assignment_psu_burning_smell":
-        "tick-250914-901 is set to high: a PSU that popped and smells burnt is a safety report. Assigned to the returns "
+        "tick-250914-007 is set to high: a PSU that popped and smells burnt is a safety report. Assigned to the returns "
         "team; it should stay unplugged.",
     "tracking_status_inquiry_delivered_not_received":
         "Hi Jermaine, USPS recorded the parcel as delivered on September 11. Since it hasn't turned up, our fulfillment "

@@ -169,24 +169,27 @@ def _scans(*scans: str, shipped_at: str = "2025-02-13T19:48:00-05:00") -> str:
     return f"{{update: Shipment, id: {SHIP}, set: {{shipped_at: '{shipped_at}', events: [{', '.join(scans)}]}}}}"
 
 
-TICKET = ("{insert: SupportTicket, row: {id: tick-250301-901, customer_id: cust-0003, type: shipping, channel: email, "
+TICKET = ("{insert: SupportTicket, row: {id: tick-250301-001, customer_id: cust-0003, type: shipping, channel: email, "
           "priority: low, status: resolved, subject: Where is my order, body: It has not arrived., "
           "assignee_id: emp-011, created_at: '2025-03-01T10:00:00', updated_at: '2025-03-02T11:00:00'}}")
-RESOLUTION = ("{insert: Resolution, row: {id: res-250302-901, ticket_id: tick-250301-901, outcome: recommendation_provided, "
-              "resolved_by_id: emp-011, details: '[tick-250301-901] Shared the tracking link.', "
+RESOLUTION = ("{insert: Resolution, row: {id: res-250302-001, ticket_id: tick-250301-001, outcome: recommendation_provided, "
+              "resolved_by_id: emp-011, details: '[tick-250301-001] Shared the tracking link.', "
               "created_at: '2025-03-02T11:00:00'}}")
 
-ORDER = ("{{insert: Order, row: {{id: ord-250301-901, customer_id: cust-0001, status: {status}, subtotal: 42.0, "
+ORDER = ("{{insert: Order, row: {{id: ord-250301-001, customer_id: cust-0001, status: {status}, subtotal: 42.0, "
          "discount: 0.0, shipping_cost: 0.0, total: 42.0, shipping_method: ups_ground, shipping_address: {{city: Richmond, "
          "label: home, line1: 8116 34th Ave, state: VA, zip: '23219'}}, created_at: '2025-03-01T10:17:00', "
          "updated_at: '2025-03-01T10:17:00'}}}}")
 
-EMPLOYEE = ("{{insert: Employee, row: {{id: emp-092, name: Dana Whitfield, email: dana.whitfield@corecraft.example, "
+EMPLOYEE = ("{{insert: Employee, row: {{id: emp-016, name: Dana Whitfield, email: dana.whitfield@corecraft.example, "
             "department: fulfillment, title: Fulfillment Associate, manager_id: {manager}, refund_limit: 0.0, "
             "can_approve_exceptions: false}}}}")
 
 SECOND_PAYMENT = ("{{insert: Payment, row: {{id: {id}, order_id: ord-250213-001, amount: 5.0, method: card, "
                   "status: captured, transaction_id: txn_8e41c07d2b9a63, processed_at: '2025-02-13T10:00:00'}}}}")
+
+CUSTOMER = ("{{insert: Customer, row: {{id: {id}, name: Dana Whitfield, email: dana.whitfield@example.net, "
+            "phone: '(804) 683-2957', addresses: [], loyalty_tier: none, created_at: '2024-03-17T19:42:00'}}}}")
 
 SETUP_RECORDS = {
     "label_first": (_scans(LABEL, PICKUP), None),
@@ -253,8 +256,12 @@ SETUP_RECORDS = {
                                   '{ts: "2025-02-13T17:40:00-05:00", status: picked_up, location: "Edison, NJ"}',
                                   shipped_at="2025-02-13T17:40:00-05:00"),
                            "has its first scan at 2025-02-13T14:00:00-05:00, before its order ord-250213-001 was placed"),
+    "customer_numbered_on_from_the_worlds": (CUSTOMER.format(id="cust-0015"), None),
+    "customer_numbered_apart": (CUSTOMER.format(id="cust-0981"),
+                                "Customer cust-0981 is numbered apart from the world's: its last cust-… is cust-0014, so "
+                                "the set-up rows number on from it (cust-0015 here)"),
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
-    "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-901 is inserted resolved without a "
+    "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-001 is inserted resolved without a "
                                                    "Resolution"),
     "eta_on_a_business_day": (f"{{update: Shipment, id: {SHIP}, set: {{eta: '2025-02-20T20:00:00-05:00'}}}}", None),
     "eta_blanked_as_carrier_data_sometimes_is": (f"{{update: Shipment, id: {SHIP}, set: {{eta: null}}}}", None),
@@ -287,9 +294,9 @@ SETUP_RECORDS = {
                                    "address is 8116 34th Ave, Richmond VA 23219"),
     "paid_order_not_shipped_yet": (ORDER.format(status="paid"), None),
     "fulfilled_order_never_shipped": (ORDER.format(status="fulfilled"),
-                                      "Order ord-250301-901 is fulfilled with no Shipment"),
+                                      "Order ord-250301-001 is fulfilled with no Shipment"),
     "employee_with_a_manager": (EMPLOYEE.format(manager="emp-006"), None),
-    "employee_reporting_to_no_one": (EMPLOYEE.format(manager="null"), "Employee emp-092 reports to no one"),
+    "employee_reporting_to_no_one": (EMPLOYEE.format(manager="null"), "Employee emp-016 reports to no one"),
     "second_payment_lettered_after_its_order": (SECOND_PAYMENT.format(id="pay-250213-001b"), None),
     "second_payment_numbered_apart_from_its_order": (
         SECOND_PAYMENT.format(id="pay-250213-901"),
@@ -327,29 +334,29 @@ SETUP_RECORDS = {
                                            "[{price: 129.0, until: '2025-06-01T00:00:00-04:00'}]}}}",
                                            "Product PSU-COR-RM850X prices order line ord-250314-001-L1 off its day: "
                                            "it charges $139.00 for PSU-COR-RM850X, listed at $129.00 on 2025-03-14"),
-    "ticket_opened_by_its_assignee": ("{insert: SupportTicket, row: {id: tick-250913-951, customer_id: cust-0003, "
+    "ticket_opened_by_its_assignee": ("{insert: SupportTicket, row: {id: tick-250913-001, customer_id: cust-0003, "
                                       "type: return, channel: web, priority: normal, status: open, assignee_id: emp-010, "
                                       "subject: Return, body: Returning the fan., created_at: '2025-09-13T10:00:00', "
                                       "updated_at: '2025-09-13T11:00:00'}}", None),
-    "ticket_updated_before_it_was_written": ("{insert: SupportTicket, row: {id: tick-250913-951, customer_id: "
+    "ticket_updated_before_it_was_written": ("{insert: SupportTicket, row: {id: tick-250913-001, customer_id: "
                                              "cust-0003, type: return, channel: web, priority: normal, status: new, "
                                              "subject: Return, body: Returning the fan., created_at: "
                                              "'2025-09-13T10:00:00', updated_at: '2025-08-28T10:00:00'}}",
-                                             "SupportTicket tick-250913-951 was last updated at 2025-08-28T10:00:00, "
+                                             "SupportTicket tick-250913-001 was last updated at 2025-08-28T10:00:00, "
                                              "before it was created"),
-    "ticket_open_with_nobody_assigned": ("{insert: SupportTicket, row: {id: tick-250913-951, customer_id: cust-0003, "
+    "ticket_open_with_nobody_assigned": ("{insert: SupportTicket, row: {id: tick-250913-001, customer_id: cust-0003, "
                                          "type: return, channel: web, priority: normal, status: open, subject: Return, "
                                          "body: Returning the fan., created_at: '2025-09-13T10:00:00', "
                                          "updated_at: '2025-09-13T11:00:00'}}",
-                                         "SupportTicket tick-250913-951 is inserted open with nobody assigned"),
-    "refund_naming_its_ticket": ("{insert: Refund, row: {id: ref-250312-901, payment_id: pay-250213-001, ticket_id: "
+                                         "SupportTicket tick-250913-001 is inserted open with nobody assigned"),
+    "refund_naming_its_ticket": ("{insert: Refund, row: {id: ref-250312-001, payment_id: pay-250213-001, ticket_id: "
                                  "tick-250311-001, lines: [], amount: 10.0, reason: goodwill, status: processed, "
                                  "approved_by_id: emp-011, created_at: '2025-03-12T10:00:00', "
                                  "processed_at: '2025-03-12T10:00:00'}}", None),
-    "refund_naming_no_ticket": ("{insert: Refund, row: {id: ref-250312-901, payment_id: pay-250213-001, ticket_id: null, "
+    "refund_naming_no_ticket": ("{insert: Refund, row: {id: ref-250312-001, payment_id: pay-250213-001, ticket_id: null, "
                                 "lines: [], amount: 10.0, reason: goodwill, status: processed, approved_by_id: emp-011, "
                                 "created_at: '2025-03-12T10:00:00', processed_at: '2025-03-12T10:00:00'}}",
-                                "Refund ref-250312-901 names no ticket: every generated refund names the ticket it "
+                                "Refund ref-250312-001 names no ticket: every generated refund names the ticket it "
                                 "answers"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
@@ -415,7 +422,7 @@ def test_a_setup_parcel_shipping_a_part_after_it_ran_out_is_flagged(tmp_path: Pa
     def backorder(day: str) -> str:
         placed = f"20{day[:2]}-{day[2:4]}-{day[4:]}"
         return (ORDER.format(status="backorder").replace("250301", day).replace("2025-03-01", placed)
-                + f"\n  - {{insert: OrderLine, row: {{id: ord-{day}-901-L1, order_id: ord-{day}-901, "
+                + f"\n  - {{insert: OrderLine, row: {{id: ord-{day}-001-L1, order_id: ord-{day}-001, "
                 "product_id: GPU-MSI-RTX5080-SUPRIM, quantity: 1, unit_price: 1399.0}}")
 
     def problems(day: str) -> list[str]:
@@ -434,8 +441,8 @@ def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> No
     def parcel(eta: str) -> str:
         shipped = ORDER.format(status='fulfilled').replace("updated_at: '2025-03-01T10:17:00'",
                                                            "updated_at: '2025-03-03T13:00:00'")
-        return (f"{shipped}\n  - {{insert: Shipment, row: {{id: ship-250301-901, "
-                "order_id: ord-250301-901, carrier: ups_ground, tracking_number: 1Z4839200357186401, status: in_transit, "
+        return (f"{shipped}\n  - {{insert: Shipment, row: {{id: ship-250301-001, "
+                "order_id: ord-250301-001, carrier: ups_ground, tracking_number: 1Z4839200357186401, status: in_transit, "
                 f"shipped_at: '2025-03-03T13:00:00-05:00', eta: {eta}, delivered_at: null, events: [{{ts: "
                 "'2025-03-03T09:00:00-05:00', status: label_created, location: 'Edison, NJ'}, {ts: "
                 "'2025-03-03T13:00:00-05:00', status: picked_up, location: 'Edison, NJ'}]}}")
@@ -447,13 +454,13 @@ def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> No
 
     assert problems("'2025-03-10T20:00:00-04:00'") == []
     found = problems("null")
-    assert len(found) == 1 and ":12: setup step 3: Shipment ship-250301-901 has no ETA, though the carrier collected " \
+    assert len(found) == 1 and ":12: setup step 3: Shipment ship-250301-001 has no ETA, though the carrier collected " \
         "it" in found[0], found
 
 
 def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tmp_path: Path) -> None:
     def ticket(n: int, minute: str) -> str:
-        return (f"{{insert: SupportTicket, row: {{id: tick-250301-90{n}, customer_id: cust-0003, type: shipping, "
+        return (f"{{insert: SupportTicket, row: {{id: tick-250301-00{n}, customer_id: cust-0003, type: shipping, "
                 f"channel: email, priority: low, status: open, assignee_id: emp-010, subject: Where is my order, "
                 f"body: It has not arrived., "
                 f"created_at: '2025-03-01T{minute}:00', updated_at: '2025-03-01T{minute}:00'}}}}")
@@ -488,7 +495,7 @@ def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_p
 
 def test_two_setup_customers_opening_their_accounts_in_one_minute_read_as_a_template(tmp_path: Path) -> None:
     def customer(n: int, phone: str, moment: str) -> str:
-        return (f"{{insert: Customer, row: {{id: cust-990{n}, name: Dana Whitfield{n}, email: dana{n}@example.net, "
+        return (f"{{insert: Customer, row: {{id: cust-001{4 + n}, name: Dana Whitfield{n}, email: dana{n}@example.net, "
                 f"phone: '{phone}', addresses: [], loyalty_tier: none, created_at: '{moment}'}}}}")
 
     path = tmp_path / "same_minute_customers.yaml"

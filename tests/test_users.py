@@ -202,7 +202,7 @@ def test_llm_user_drives_a_task_end_to_end_and_replays_from_its_cache(
     system = first["messages"][0]["content"]
     assert "Priya Natarajan" in system and "priya.nat@fastmail.com" in system and STOP in system
     task = _task(VERIFY)
-    for secret in [*(c.id for c in task.rubric if hasattr(c, "id") and c.id), "cust-0901", "ord-250909-801",
+    for secret in [*(c.id for c in task.rubric if hasattr(c, "id") and c.id), "cust-0415", "ord-250909-004",
                    "search_shipments", "Edison"]:  # rubric ids, tool arguments and tool output never reach it
         assert secret not in seen, secret
     assert TRACKING not in json.dumps(first)  # the reference's later turn is not shown before it is said

@@ -241,13 +241,13 @@ difficulty: {difficulty}  # easy | medium | hard | expert
 world: {{recipe: default}}  # optional `seed: N`; default the recipe's own seed
 {canary}# Rows added or changed on top of the seeded world, for this task only:
 setup: []
-#  - insert: SupportTicket
-#    row: {{id: tick-250915-901, customer_id: cust-0042, order_id: ord-250904-117, type: return, channel: email,
+#  - insert: SupportTicket  # ids number on from the world's last of their day: tick-250915-003 -> tick-250915-004
+#    row: {{id: tick-250915-004, customer_id: cust-0066, order_id: ord-250904-001, type: return, channel: email,
 #          priority: normal, status: open, subject: "...", body: "...", created_at: "2025-09-15T09:00:00",
 #          updated_at: "2025-09-15T09:00:00"}}
 #  - update: Order
-#    id: ord-250904-117
-#    set: {{status: fulfilled}}
+#    id: ord-250904-001
+#    set: {{status: return_requested}}
 # actor: emp-010  # the employee the agent works as; default the first Support Agent I
 prompt: |
   TODO: who is asking and what, e.g. a customer's message or an internal request.
@@ -266,7 +266,7 @@ minefields: []  # forbidden outcomes; tripping one zeroes the reward
 #  - id: refunds_too_much
 #    tool: create_refund
 #    args: {{amount: {{gt: 200}}}}
-#    trigger: [{{tool: create_refund, args: {{payment_id: pay-250904-117, amount: 418.0, reason: doa, lines: []}}}}]
+#    trigger: [{{tool: create_refund, args: {{payment_id: pay-250904-001, amount: 262.65, reason: doa, lines: []}}}}]
 """
 
 

@@ -32,7 +32,9 @@ lint's order_addresses holds the world's). A seeded ticket or order the setup re
 the task leaves unmentioned (:func:`chatter_problems`), and the task's actor wrote no Slack post the knowledge base
 contradicts (:func:`actor_voice_problems`). A customer's email or signed-in chat arrives on a ticket of theirs still
 in work (:func:`request_ticket_problems`). No inserted row is updated before it was created. Each row is judged as
-it stands in the world after the setup, so an update is judged with the seeded fields it keeps.
+it stands in the world after the setup, so an update is judged with the seeded fields it keeps. Inserted tickets,
+orders, refunds, resolutions, escalations, Slack messages, customers, employees and builds number on from the
+world's last id of their stem (:func:`id_sequence_problems`), as the world counts its ids.
 """
 
 from __future__ import annotations
@@ -180,6 +182,40 @@ def chatter_problems(index: int, step: SetupStep, world: World, mentioned: str, 
                                               f"Slack {msg_id} talks about it as the world wrote it: check the "
                                               "message still holds and mention its id, update it too, or rewrite "
                                               "another record")]
+
+
+NUMBERED = ("SupportTicket", "Order", "Refund", "Resolution", "Escalation", "SlackMessage", "Customer", "Employee",
+            "Build")
+"""Tables whose ids count up (``tick-250914-006``, ``cust-0414``): a setup row of one takes the next free number.
+Payments, shipments, order lines and build components take their parent's id, and so follow it."""
+_COUNTED_ID = re.compile(r"^(.*-)(\d+)$")
+
+
+def id_sequence_problems(setup: list[SetupStep], world: World, report: Report) -> list[Problem]:
+    """Setup rows numbered apart from the world's: the world counts each table's ids up without gaps (a day's
+    tickets are ``tick-250914-001`` to ``-006``, its customers ``cust-0001`` to ``cust-0414``), so the rows a task
+    inserts number on from the last seeded id of their stem, in their setup order's numbering (``tick-250914-007``,
+    ``-008``, ``cust-0415``). A block of its own (``tick-250914-901``, ``cust-0981``) reads as planted."""
+    stems: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
+    for index, step in enumerate(setup):
+        if isinstance(step, SetupInsert) and step.insert in NUMBERED and \
+                (counted := _COUNTED_ID.match(str(step.row.get("id", "")))) is not None:
+            stems.setdefault((step.insert, counted.group(1)), []).append((int(counted.group(2)), index, counted.group(0)))
+    out: list[Problem] = []
+    for (table, stem), inserted in stems.items():
+        ours = {rid for _, _, rid in inserted}
+        seeded = world.conn.execute(f"SELECT id FROM {db.table(getattr(models, table))} WHERE id >= ? AND id < ?",
+                                    (stem, stem[:-1] + ".")).fetchall()
+        last = max((int(rid[len(stem):]) for rid, in seeded if rid not in ours and rid[len(stem):].isdigit()),
+                   default=0)
+        width = len(inserted[0][2]) - len(stem)
+        for expected, (number, index, rid) in enumerate(sorted(inserted), last + 1):
+            if number != expected:
+                out += report(("setup", index, "row", "id"),
+                              f"setup step {index + 1}: {table} {rid} is numbered apart from the world's: its last "
+                              f"{stem}… is {stem}{last:0{width}d}, so the set-up rows number on from it "
+                              f"({stem}{expected:0{width}d} here), as the world counts its ids")
+    return out
 
 
 INBOUND = re.compile(r"(?:Email|Chat|Chat message|Chat transcript|Phone call|Call) from [^:]*?([\w.+-]+@[\w-]+(?:\.[\w-]+)+)")
