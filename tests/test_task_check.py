@@ -171,10 +171,10 @@ def _scans(*scans: str, shipped_at: str = "2025-02-13T19:48:00-05:00") -> str:
 
 TICKET = ("{insert: SupportTicket, row: {id: tick-250301-001, customer_id: cust-0003, type: shipping, channel: email, "
           "priority: low, status: resolved, subject: Where is my order, body: It has not arrived., "
-          "assignee_id: emp-011, created_at: '2025-03-01T10:00:00', updated_at: '2025-03-02T11:00:00'}}")
+          "assignee_id: emp-011, created_at: '2025-03-01T10:17:00', updated_at: '2025-03-02T11:04:00'}}")
 RESOLUTION = ("{insert: Resolution, row: {id: res-250302-001, ticket_id: tick-250301-001, outcome: recommendation_provided, "
               "resolved_by_id: emp-011, details: '[tick-250301-001] Shared the tracking link.', "
-              "created_at: '2025-03-02T11:00:00'}}")
+              "created_at: '2025-03-02T11:04:00'}}")
 
 ORDER = ("{{insert: Order, row: {{id: ord-250301-001, customer_id: cust-0001, status: {status}, subtotal: 42.0, "
          "discount: 0.0, shipping_cost: 0.0, total: 42.0, shipping_method: ups_ground, shipping_address: {{city: Richmond, "
@@ -220,8 +220,8 @@ SETUP_RECORDS = {
                                '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                         "is delivered on Sunday (2025-02-23): the world's carriers deliver on business days only"),
     "sunday_label": (_scans('{ts: "2025-02-16T21:00:00-05:00", status: label_created, location: "Edison, NJ"}',
-                            '{ts: "2025-02-17T13:00:00-05:00", status: picked_up, location: "Edison, NJ"}',
-                            shipped_at="2025-02-17T13:00:00-05:00"),
+                            '{ts: "2025-02-17T13:12:00-05:00", status: picked_up, location: "Edison, NJ"}',
+                            shipped_at="2025-02-17T13:12:00-05:00"),
                      "is labelled on Sunday (2025-02-16)"),
     "holiday_pickup": (_scans('{ts: "2025-05-23T20:30:00-04:00", status: label_created, location: "Edison, NJ"}',
                               '{ts: "2025-05-26T09:00:00-04:00", status: picked_up, location: "Edison, NJ"}',
@@ -440,12 +440,12 @@ def test_a_setup_parcel_shipping_a_part_after_it_ran_out_is_flagged(tmp_path: Pa
 def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> None:
     def parcel(eta: str) -> str:
         shipped = ORDER.format(status='fulfilled').replace("updated_at: '2025-03-01T10:17:00'",
-                                                           "updated_at: '2025-03-03T13:00:00'")
+                                                           "updated_at: '2025-03-03T13:07:00'")
         return (f"{shipped}\n  - {{insert: Shipment, row: {{id: ship-250301-001, "
                 "order_id: ord-250301-001, carrier: ups_ground, tracking_number: 1Z4839200357186401, status: in_transit, "
-                f"shipped_at: '2025-03-03T13:00:00-05:00', eta: {eta}, delivered_at: null, events: [{{ts: "
-                "'2025-03-03T09:00:00-05:00', status: label_created, location: 'Edison, NJ'}, {ts: "
-                "'2025-03-03T13:00:00-05:00', status: picked_up, location: 'Edison, NJ'}]}}")
+                f"shipped_at: '2025-03-03T13:07:00-05:00', eta: {eta}, delivered_at: null, events: [{{ts: "
+                "'2025-03-03T09:12:00-05:00', status: label_created, location: 'Edison, NJ'}, {ts: "
+                "'2025-03-03T13:07:00-05:00', status: picked_up, location: 'Edison, NJ'}]}}")
 
     def problems(eta: str) -> list[str]:
         path = tmp_path / "parcel.yaml"
@@ -491,6 +491,27 @@ def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_p
     assert [p.message for p in check.scan_clock_problems(task, report)] == [
         "setup step 3: Shipment ship-250310-902 is scanned at the same times of day as setup step 2's (11:00, 16:00, "
         "22:00): parcels are not scanned in step, so vary the times"]
+
+
+def test_a_setup_stamped_on_the_hour_reads_as_typed_in(tmp_path: Path) -> None:
+    def ticket(n: int, moment: str) -> str:
+        return (f"{{insert: SupportTicket, row: {{id: tick-250301-00{n}, customer_id: cust-0003, type: shipping, "
+                f"channel: email, priority: low, status: open, assignee_id: emp-010, subject: Where is my order, "
+                f"body: It has not arrived., created_at: '2025-03-0{n}T{moment}', updated_at: '2025-03-0{n}T{moment}'}}}}")
+
+    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem("task.yaml", 1, message)]
+
+    def found(*moments: str) -> list[str]:
+        path = tmp_path / "round_hours.yaml"
+        path.write_text(_setup_step("\n  - ".join(ticket(n, m) for n, m in enumerate(moments, 1))), encoding="utf-8")
+        task, _ = read_task(path)
+        return [p.message for p in check.round_hour_problems(task, report)]
+
+    assert found("10:00:00", "12:00:00", "13:00:00") == [
+        "6 of the setup's 6 moments fall on the hour (setup step 2: 2025-03-01T10:00:00, …): records are stamped when "
+        "the work happened, so give them their own minutes"]
+    assert found("10:00:00", "12:17:00", "13:42:00") == []  # two round moments (one ticket's) may be meant
 
 
 def test_two_setup_customers_opening_their_accounts_in_one_minute_read_as_a_template(tmp_path: Path) -> None:

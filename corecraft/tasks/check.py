@@ -126,6 +126,7 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
         out += _conversation_problems(task, problem)
         out += _same_minute_problems(task, problem)
         out += scan_clock_problems(task, problem)
+        out += round_hour_problems(task, problem)
         out += actor_voice_problems(task.actor, episode.world, fidelity, problem)
     if not out:
         out += _proof_problems(compiled, domain, problem)
@@ -178,6 +179,32 @@ def _same_minute_problems(task: Task, problem: Callable[[tuple[object, ...], str
             for p in problem(("setup", steps[0]), f"setup steps {', '.join(str(i + 1) for i in steps)} insert "
                                                   f"{'tickets' if table == 'SupportTicket' else 'customers'} all "
                                                   f"created at {minute}: {SAME_MINUTE[table][1]}, so stagger them")]
+
+
+ROUND_HOURS = 0.05
+"""The share of a task's setup moments that may fall on the hour (09:00:00). The world's records are stamped
+when the work happened, one in sixty on the hour; a setup whose tickets, orders and scans are all at 10:00,
+12:00 and 13:00 reads as typed in. A few (at least two) are fine: some moments are meant round."""
+_MOMENT_FIELDS = ("created_at", "updated_at", "processed_at", "shipped_at", "delivered_at", "ts")
+
+
+def round_hour_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """A setup whose moments fall on the hour more often than :data:`ROUND_HOURS` allows (reported once, at the
+    first such step)."""
+    moments: list[tuple[int, str]] = []
+    for i, step in enumerate(task.setup):
+        row = step.row if isinstance(step, SetupInsert) else step.set
+        events = row.get("events")
+        written = [row.get(f) for f in _MOMENT_FIELDS] + \
+            [e.get("ts") for e in (events if isinstance(events, list) else []) if isinstance(e, dict)]
+        moments += [(i, str(w)) for w in written if w is not None]
+    round_ones = [(i, w) for i, w in moments if re.search(r"T\d{2}:00:00", w.replace(" ", "T"))]
+    if len(round_ones) <= max(2, ROUND_HOURS * len(moments)):
+        return []
+    first = round_ones[0][0]
+    return problem(("setup", first), f"{len(round_ones)} of the setup's {len(moments)} moments fall on the hour (setup "
+                                     f"step {first + 1}: {round_ones[0][1]}, …): records are stamped when the work "
+                                     "happened, so give them their own minutes")
 
 
 def scan_clock_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
