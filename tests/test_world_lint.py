@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from corecraft.cli.main import app
 from corecraft.domain import Domain, default_domain
 from corecraft.world import db
-from corecraft.world.fidelity import DELIVERY_CLAIM, DURATION_CLAIMS, RETURN_FOLLOW_UP
+from corecraft.world.fidelity import DELIVERY_CLAIM, DURATION_CLAIMS, LATE_REFUND_FOLLOW_UP, RETURN_FOLLOW_UP
 from corecraft.world.lint import CHECKS, Finding, counts
 from corecraft.world.lint import lint as lint_with
 from corecraft.world.store import World
@@ -2028,6 +2028,21 @@ def test_ticket_priciest_products_flags_a_cheap_part_called_the_costly_one(world
     world.conn.execute("UPDATE supportticket SET body = ? WHERE id = ?", (body.format(order, cheap), ticket))
     found = [f.message for f in lint(world) if f.check == "ticket_priciest_products" and f.entity_id == ticket]
     assert len(found) == 1 and found[0].startswith(f"calls {cheap} the costly part of {order}")
+
+
+def test_late_refunds_asked_flags_a_shipping_refund_nobody_asked_for(world: World) -> None:
+    refund, ticket = pick(world, "late_refunds_asked", "SELECT id, ticket_id FROM refund WHERE ticket_id IS NOT NULL "
+                                                       "ORDER BY id")
+    world.conn.execute("UPDATE resolution SET details = 'Refund issued.' WHERE refund_id = ?", (refund,))
+    found = injected(world, "late_refunds_asked", refund,
+                     ("UPDATE refund SET reason = 'shipping_delay', lines = '[]' WHERE id = ?", (refund,)),
+                     ("UPDATE supportticket SET subject = 'Which carrier delivers?', body = 'Is it FedEx who brings "
+                      "the parcel, or a local company? I want to know whose app to watch.' WHERE id = ?", (ticket,)))
+    assert [f.message for f in found] == [f"refunds the shipping of a late parcel, but {ticket} ('Which carrier "
+                                          "delivers?') never asks for it and no resolution says the customer did"]
+    world.conn.execute("UPDATE resolution SET details = ? WHERE refund_id = ?",
+                       (f"Refund issued: {LATE_REFUND_FOLLOW_UP}.", refund))
+    assert not [f for f in lint(world) if f.check == "late_refunds_asked" and f.entity_id == refund]
 
 
 def test_doa_refunds_flags_a_dead_item_refunded_without_its_shipping(world: World) -> None:

@@ -1159,6 +1159,15 @@ def ledger_problems(text: str, refunds: Sequence[Row]) -> list[str]:
     return problems
 
 
+LATE_REFUND_ASKED = re.compile(r"\blate\b|\bon time\b|compensat|shipping (?:cost|charge)s? (?:back|refund)|"
+                               r"refund(?:ed)? (?:the |my )?shipping|\btook \d+|supposed to arrive|"
+                               r"asked for the shipping back", re.IGNORECASE)
+"""Words of a ticket, or of the resolution that refunded it, by which the customer asks for the shipping back on a
+late parcel: the late-delivery article refunds it once the customer asks, never unasked."""
+LATE_REFUND_FOLLOW_UP = "the customer asked for the shipping back once the parcel came after its carrier's SLA"
+"""How a resolver records a late refund asked for after the ticket was written (its text asks about something else)."""
+
+
 RETURN_FOLLOW_UP = re.compile(r"for returned|shipped the .{1,80}? back|I returned the", re.IGNORECASE)
 """Words of a ticket that follows up on an item already sent back (it may name a refunded item)."""
 

@@ -24,6 +24,7 @@ from corecraft.world.fidelity import (
     CENT,
     DELIVERY_CLAIM,
     LAST_PICKUP,
+    LATE_REFUND_ASKED,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
     ORDER_ID,
@@ -1486,6 +1487,22 @@ def doa_refunds(r: Records) -> list[Finding]:
     return found
 
 
+def late_refunds_asked(r: Records) -> list[Finding]:
+    """A shipping-delay refund answers a customer who asked for the shipping back (the late-delivery article refunds
+    it once asked, never unasked): its ticket asks, or the resolution that issued it says the customer did."""
+    details = {res["refund_id"]: res["details"] for res in r.resolutions.values() if res["refund_id"]}
+    found = []
+    for ref in r.refunds.values():
+        ticket = r.tickets.get(ref["ticket_id"] or "")
+        if ref["reason"] != "shipping_delay" or ticket is None:
+            continue
+        if not LATE_REFUND_ASKED.search(f"{ticket['subject']}\n{ticket['body']}\n{details.get(ref['id'], '')}"):
+            found.append(Finding("late_refunds_asked", ref["id"], f"refunds the shipping of a late parcel, but "
+                                 f"{ticket['id']} ({ticket['subject']!r}) never asks for it and no resolution says "
+                                 "the customer did"))
+    return found
+
+
 def refund_units(r: Records) -> list[Finding]:
     """A return refunds the units its ticket speaks of: one, unless it speaks of several (``several_units``)."""
     found = []
@@ -1810,7 +1827,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, work_addresses,
     street_names, order_addresses, customer_phones, handbook_steps, handbook_channels,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
-    refund_units, doa_refunds, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records,
+    refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, stale_tickets, resolution_details, replacement_records,
     replacements_placed,
     replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,
     ticket_wording_repeats, slack_claims,

@@ -14,6 +14,8 @@ from corecraft.world.fidelity import (
     CARRIER_LABELS,
     DELIVERY_CLAIM,
     DURATION_CLAIMS,
+    LATE_REFUND_ASKED,
+    LATE_REFUND_FOLLOW_UP,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
     RETURN_FOLLOW_UP,
@@ -775,8 +777,11 @@ class SupportMixin(GeneratorBase):
             "case": "reseating the front-panel headers and cables",
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
         fee = restocked(self.policy.restocking_fee_pct) if refund and refund.get("_restocked") else ""
-        late = ": the parcel was delivered after its carrier's SLA, so the shipping paid is refunded (late-delivery " \
-            "article)." if refund and refund["reason"] == "shipping_delay" else "."
+        late = "."
+        if refund and refund["reason"] == "shipping_delay":  # refunded once asked (the ticket, or a follow-up, asks)
+            asked = LATE_REFUND_ASKED.search(f"{t['subject']}\n{t['body']}")
+            late = (": the parcel was delivered after its carrier's SLA" if asked else f": {LATE_REFUND_FOLLOW_UP}") + \
+                ", so the shipping paid is refunded (late-delivery article)."
         texts = {
             "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}{fee}){late}"
                                                           if refund else "."),
