@@ -493,6 +493,21 @@ def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_p
         "22:00): parcels are not scanned in step, so vary the times"]
 
 
+def test_setup_rows_number_in_the_order_they_were_made(tmp_path: Path) -> None:
+    def customers(first: str, second: str) -> list[str]:
+        path = tmp_path / "customer_order.yaml"
+        rows = [CUSTOMER.format(id="cust-0015").replace("2024-03-17T19:42:00", first),
+                CUSTOMER.format(id="cust-0016").replace("2024-03-17T19:42:00", second)
+                .replace("dana.whitfield@", "dana.w@").replace("683-2957", "683-4410")]
+        path.write_text(_setup_step("\n  - ".join(rows)), encoding="utf-8")
+        return [str(p) for p in check_task(path)]
+
+    assert customers("2023-06-02T10:14:00", "2024-03-17T19:42:00") == []
+    found = customers("2024-03-17T19:42:00", "2023-06-02T10:14:00")
+    assert len(found) == 1 and "setup step 3: Customer cust-0016 was made at 2023-06-02T10:14:00-04:00, before " \
+        "cust-0015 (2024-03-17T19:42:00-04:00), which it follows in number" in found[0], found
+
+
 def test_a_setup_stamped_on_the_hour_reads_as_typed_in(tmp_path: Path) -> None:
     def ticket(n: int, moment: str) -> str:
         return (f"{{insert: SupportTicket, row: {{id: tick-250301-00{n}, customer_id: cust-0003, type: shipping, "

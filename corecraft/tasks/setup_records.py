@@ -189,32 +189,44 @@ NUMBERED = ("SupportTicket", "Order", "Refund", "Resolution", "Escalation", "Sla
 """Tables whose ids count up (``tick-250914-006``, ``cust-0414``): a setup row of one takes the next free number.
 Payments, shipments, order lines and build components take their parent's id, and so follow it."""
 _COUNTED_ID = re.compile(r"^(.*-)(\d+)$")
+MADE_AT: dict[str, str | None] = {"SlackMessage": "ts", "Employee": None}
+"""The field that says when a numbered row was made (``created_at`` unless named here; an employee has none)."""
 
 
 def id_sequence_problems(setup: list[SetupStep], world: World, report: Report) -> list[Problem]:
-    """Setup rows numbered apart from the world's: the world counts each table's ids up without gaps (a day's
-    tickets are ``tick-250914-001`` to ``-006``, its customers ``cust-0001`` to ``cust-0414``), so the rows a task
-    inserts number on from the last seeded id of their stem, in their setup order's numbering (``tick-250914-007``,
-    ``-008``, ``cust-0415``). A block of its own (``tick-250914-901``, ``cust-0981``) reads as planted."""
-    stems: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
+    """Setup rows numbered apart from the world's: the world counts each table's ids up without gaps, in the order
+    the rows were made (a day's tickets are ``tick-250914-001`` to ``-006``, its customers ``cust-0001`` to
+    ``cust-0414``), so the rows a task inserts number on from the last seeded id of their stem (``tick-250914-007``,
+    ``-008``, ``cust-0415``), and among themselves in the order they were made. A block of its own
+    (``tick-250914-901``, ``cust-0981``), or a later number on an earlier row, reads as planted."""
+    stems: dict[tuple[str, str], list[tuple[int, int, str, datetime | None]]] = {}
     for index, step in enumerate(setup):
         if isinstance(step, SetupInsert) and step.insert in NUMBERED and \
                 (counted := _COUNTED_ID.match(str(step.row.get("id", "")))) is not None:
-            stems.setdefault((step.insert, counted.group(1)), []).append((int(counted.group(2)), index, counted.group(0)))
+            field = MADE_AT.get(step.insert, "created_at")
+            made = step.row.get(field) if field else None
+            stems.setdefault((step.insert, counted.group(1)), []).append(
+                (int(counted.group(2)), index, counted.group(0), None if made is None else _moment(made, world)))
     out: list[Problem] = []
     for (table, stem), inserted in stems.items():
-        ours = {rid for _, _, rid in inserted}
+        ours = {rid for _, _, rid, _ in inserted}
         seeded = world.conn.execute(f"SELECT id FROM {db.table(getattr(models, table))} WHERE id >= ? AND id < ?",
                                     (stem, stem[:-1] + ".")).fetchall()
         last = max((int(rid[len(stem):]) for rid, in seeded if rid not in ours and rid[len(stem):].isdigit()),
                    default=0)
         width = len(inserted[0][2]) - len(stem)
-        for expected, (number, index, rid) in enumerate(sorted(inserted), last + 1):
+        for expected, (number, index, rid, _) in enumerate(sorted(inserted), last + 1):
             if number != expected:
                 out += report(("setup", index, "row", "id"),
                               f"setup step {index + 1}: {table} {rid} is numbered apart from the world's: its last "
                               f"{stem}… is {stem}{last:0{width}d}, so the set-up rows number on from it "
                               f"({stem}{expected:0{width}d} here), as the world counts its ids")
+        made = [(number, index, rid, when) for number, index, rid, when in sorted(inserted) if when is not None]
+        out += [p for (_, _, before, earlier), (_, index, rid, when) in pairwise(made) if when < earlier
+                for p in report(("setup", index, "row", "id"),
+                                f"setup step {index + 1}: {table} {rid} was made at {when.isoformat()}, before "
+                                f"{before} ({earlier.isoformat()}), which it follows in number: number a stem's rows "
+                                "in the order they were made")]
     return out
 
 
