@@ -458,12 +458,16 @@ def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> No
         "it" in found[0], found
 
 
+def _open_ticket(n: int, moment: str) -> str:
+    """A setup step inserting open ticket tick-250301-00``n`` written (and last updated) at ``moment``."""
+    return (f"{{insert: SupportTicket, row: {{id: tick-250301-00{n}, customer_id: cust-0003, type: shipping, "
+            f"channel: email, priority: low, status: open, assignee_id: emp-010, subject: Where is my order, "
+            f"body: It has not arrived., created_at: '{moment}', updated_at: '{moment}'}}}}")
+
+
 def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tmp_path: Path) -> None:
     def ticket(n: int, minute: str) -> str:
-        return (f"{{insert: SupportTicket, row: {{id: tick-250301-00{n}, customer_id: cust-0003, type: shipping, "
-                f"channel: email, priority: low, status: open, assignee_id: emp-010, subject: Where is my order, "
-                f"body: It has not arrived., "
-                f"created_at: '2025-03-01T{minute}:00', updated_at: '2025-03-01T{minute}:00'}}}}")
+        return _open_ticket(n, f"2025-03-01T{minute}:00")
 
     path = tmp_path / "same_minute.yaml"
     path.write_text(_setup_step("\n  - ".join(ticket(n, "09:15") for n in (1, 2, 3))), encoding="utf-8")
@@ -510,9 +514,7 @@ def test_setup_rows_number_in_the_order_they_were_made(tmp_path: Path) -> None:
 
 def test_a_setup_stamped_on_the_hour_reads_as_typed_in(tmp_path: Path) -> None:
     def ticket(n: int, moment: str) -> str:
-        return (f"{{insert: SupportTicket, row: {{id: tick-250301-00{n}, customer_id: cust-0003, type: shipping, "
-                f"channel: email, priority: low, status: open, assignee_id: emp-010, subject: Where is my order, "
-                f"body: It has not arrived., created_at: '2025-03-0{n}T{moment}', updated_at: '2025-03-0{n}T{moment}'}}}}")
+        return _open_ticket(n, f"2025-03-0{n}T{moment}")
 
     def report(loc: tuple[object, ...], message: str) -> list[Problem]:
         return [Problem("task.yaml", 1, message)]

@@ -34,7 +34,8 @@ contradicts (:func:`actor_voice_problems`). A customer's email or signed-in chat
 in work (:func:`request_ticket_problems`). No inserted row is updated before it was created. Each row is judged as
 it stands in the world after the setup, so an update is judged with the seeded fields it keeps. Inserted tickets,
 orders, refunds, resolutions, escalations, Slack messages, customers, employees and builds number on from the
-world's last id of their stem (:func:`id_sequence_problems`), as the world counts its ids.
+world's last id of their stem, in the order they were made (:func:`id_sequence_problems`), as the world counts
+its ids.
 """
 
 from __future__ import annotations
