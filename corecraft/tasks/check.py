@@ -34,6 +34,7 @@ __all__ = ["Problem", "check_task", "facts_digest", "replay_facts", "replay_prob
 from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
 from corecraft.tasks.setup_records import (
+    DATED_IDS,
     actor_voice_problems,
     chatter_problems,
     id_sequence_problems,
@@ -229,9 +230,6 @@ def scan_clock_problems(task: Task, problem: Callable[[tuple[object, ...], str],
     return out
 
 
-DATED_IDS = {"tick": "created_at", "ord": "created_at", "msg": "ts", "ref": "created_at", "res": "created_at",
-             "esc": "created_at"}
-"""Id prefixes dated by the row's own moment (``tick-YYMMDD-NNN``): payments and shipments take their order's."""
 _DATED_ID = re.compile(r"^(tick|ord|msg|ref|res|esc)-(\d{6})-")
 
 

@@ -190,8 +190,10 @@ NUMBERED = ("SupportTicket", "Order", "Refund", "Resolution", "Escalation", "Sla
 """Tables whose ids count up (``tick-250914-006``, ``cust-0414``): a setup row of one takes the next free number.
 Payments, shipments, order lines and build components take their parent's id, and so follow it."""
 _COUNTED_ID = re.compile(r"^(.*-)(\d+)$")
-MADE_AT: dict[str, str | None] = {"SlackMessage": "ts", "Employee": None}
-"""The field that says when a numbered row was made (``created_at`` unless named here; an employee has none)."""
+DATED_IDS = {"tick": "created_at", "ord": "created_at", "msg": "ts", "ref": "created_at", "res": "created_at",
+             "esc": "created_at"}
+"""Id prefixes dated by the row's own moment (``tick-YYMMDD-NNN``): payments and shipments take their order's. The
+field also says when any numbered row was made (``created_at`` for the undated ones; an employee has none)."""
 
 
 def id_sequence_problems(setup: list[SetupStep], world: World, report: Report) -> list[Problem]:
@@ -204,8 +206,7 @@ def id_sequence_problems(setup: list[SetupStep], world: World, report: Report) -
     for index, step in enumerate(setup):
         if isinstance(step, SetupInsert) and step.insert in NUMBERED and \
                 (counted := _COUNTED_ID.match(str(step.row.get("id", "")))) is not None:
-            field = MADE_AT.get(step.insert, "created_at")
-            made = step.row.get(field) if field else None
+            made = step.row.get(DATED_IDS.get(counted.group(1).split("-", 1)[0], "created_at"))
             stems.setdefault((step.insert, counted.group(1)), []).append(
                 (int(counted.group(2)), index, counted.group(0), None if made is None else _moment(made, world)))
     out: list[Problem] = []
