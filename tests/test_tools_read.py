@@ -111,6 +111,13 @@ def test_unknown_argument_is_rejected(ctx: ToolContext, name: str) -> None:
     err(ctx, name, {**HAPPY[name](ctx), "bogus": 1}, "unexpected_argument", "bogus")
 
 
+def test_a_guessed_argument_name_is_answered_with_the_tool_s_own(ctx: ToolContext) -> None:
+    """A player passed ``created_after`` to the Slack search (round 49); the error names the date filters it takes."""
+    message = err(ctx, "search_slack_messages", {"query": "PSU", "created_after": "2025-09-01"},
+                  "unexpected_argument", "created_after")
+    assert "posted_after" in message and "posted_before" in message and "query" in message
+
+
 WRONG_TYPE = {
     "search_products": ({"in_stock_only": "yes"}, "in_stock_only"),
     "get_product": ({"product_id": 7}, "product_id"),

@@ -108,12 +108,17 @@ def tools_in(module: ModuleType) -> tuple[Tool, ...]:
     return tuple(value for value in vars(module).values() if isinstance(value, Tool))
 
 
-def _validation_error(exc: ValidationError) -> dict[str, Any]:
+def _validation_error(exc: ValidationError, args: type[BaseModel]) -> dict[str, Any]:
+    """The first problem of a rejected call; an argument the tool does not take (at the top level) is answered with
+    the ones it does, so a model that guessed a name (``created_after`` for ``posted_after``) can correct it."""
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first["loc"]) or None
     kind = {"extra_forbidden": "unexpected_argument", "missing": "missing_argument"}.get(first["type"], "invalid_argument")
+    message = first["msg"]
+    if kind == "unexpected_argument" and len(first["loc"]) == 1:
+        message = f"not an argument of this tool; it takes {', '.join(args.model_fields) or 'no arguments'}"
     more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
-    return ToolError(kind, f"{field}: {first['msg']}{more}", field).payload()
+    return ToolError(kind, f"{field}: {message}{more}", field).payload()
 
 
 def parse_arguments(arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
@@ -198,7 +203,7 @@ class Toolkit:
         except ToolError as exc:
             return exc.payload()
         except ValidationError as exc:
-            return _validation_error(exc)
+            return _validation_error(exc, entry.args)
         except RecursionError:
             return ToolError("invalid_arguments", "arguments are nested too deeply").payload()
         conn = ctx.conn
