@@ -481,9 +481,9 @@ def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tm
 def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_path: Path) -> None:
     def parcel(n: int, day: str, pickup: str) -> str:
         return (f"{{insert: Shipment, row: {{id: ship-2503{day}-90{n}, events: ["
-                f"{{ts: '2025-03-{day}T11:00:00-05:00', status: label_created}}, "
+                f"{{ts: '2025-03-{day}T11:04:00-05:00', status: label_created}}, "
                 f"{{ts: '2025-03-{day}T{pickup}:00-05:00', status: picked_up}}, "
-                f"{{ts: '2025-03-{day}T22:00:00-05:00', status: in_transit}}]}}}}")
+                f"{{ts: '2025-03-{day}T22:13:00-05:00', status: in_transit}}]}}}}")
 
     def report(loc: tuple[object, ...], message: str) -> list[Problem]:
         return [Problem("task.yaml", 1, message)]
@@ -493,8 +493,30 @@ def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_p
                                                 parcel(3, "17", "16:25")])), encoding="utf-8")
     task, _ = read_task(path)
     assert [p.message for p in check.scan_clock_problems(task, report)] == [
-        "setup step 3: Shipment ship-250310-902 is scanned at the same times of day as setup step 2's (11:00, 16:00, "
-        "22:00): parcels are not scanned in step, so vary the times"]
+        "setup step 3: Shipment ship-250310-902 is scanned at the same times of day as setup step 2's (11:04, 16:00, "
+        "22:13): parcels are not scanned in step, so vary the times"]
+
+
+def test_a_setup_parcel_scanned_at_one_minute_past_each_hour_reads_as_fixed_offsets(tmp_path: Path) -> None:
+    """Round 49: a queue's parcels were labelled at 09:20, picked up at 13:20 and scanned at 03:20."""
+    def parcel(minutes: tuple[str, str, str]) -> str:
+        return (f"{{insert: Shipment, row: {{id: ship-250303-901, events: ["
+                f"{{ts: '2025-03-03T09:{minutes[0]}:00-05:00', status: label_created}}, "
+                f"{{ts: '2025-03-03T13:{minutes[1]}:00-05:00', status: picked_up}}, "
+                f"{{ts: '2025-03-04T03:{minutes[2]}:00-05:00', status: in_transit}}]}}}}")
+
+    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem("task.yaml", 1, message)]
+
+    path = tmp_path / "offsets.yaml"
+    path.write_text(_setup_step(parcel(("20", "20", "20"))), encoding="utf-8")
+    task, _ = read_task(path)
+    assert [p.message for p in check.scan_clock_problems(task, report)] == [
+        "setup step 2: Shipment ship-250303-901 has 3 scans at :20 past the hour (09:20, 13:20, 03:20): scans come "
+        "when the work reaches the parcel, not at fixed offsets, so vary their minutes"]
+    path.write_text(_setup_step(parcel(("20", "20", "47"))), encoding="utf-8")
+    task, _ = read_task(path)
+    assert check.scan_clock_problems(task, report) == []
 
 
 def test_setup_rows_number_in_the_order_they_were_made(tmp_path: Path) -> None:

@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "af8d7353af6caa0f5ffdd834abf94e3f258808bdb9d8644fc48b53d0941dcba1"
+DEFAULT_WORLD_HASH = "d401e45db7e2f186a69af7e9bd31a8346c044d07309782f52a96490d9561ba02"
 
 
 @pytest.mark.slow

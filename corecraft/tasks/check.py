@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -211,7 +212,8 @@ def round_hour_problems(task: Task, problem: Callable[[tuple[object, ...], str],
 def scan_clock_problems(task: Task, problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
     """Setup parcels whose scans all fall at the same times of day (label 11:00, pickup 16:00, hub 06:00, delivered
     13:00 on two orders weeks apart) read as one template: the world's parcels are scanned when the day's work
-    reaches them. Three scans or more make a clock; the first parcel keeps it, each later one is reported."""
+    reaches them. Three scans or more make a clock; the first parcel keeps it, each later one is reported. So does
+    a parcel with three scans at one minute past the hour (09:20, 13:20, 03:20): fixed offsets, not a day's work."""
     seen: dict[tuple[tuple[str, str], ...], int] = {}
     out: list[Problem] = []
     for i, step in enumerate(task.setup):
@@ -220,6 +222,11 @@ def scan_clock_problems(task: Task, problem: Callable[[tuple[object, ...], str],
         clock = tuple((str(e.get("status")), str(e.get("ts"))[11:16]) for e in step.row.get("events") or [])
         if len(clock) < 3:
             continue
+        minute, count = Counter(t[3:] for _, t in clock).most_common(1)[0]
+        if count >= 3:
+            out += problem(("setup", i), f"setup step {i + 1}: Shipment {step.row.get('id')} has {count} scans at "
+                                         f":{minute} past the hour ({', '.join(t for _, t in clock)}): scans come when "
+                                         "the work reaches the parcel, not at fixed offsets, so vary their minutes")
         if clock in seen:
             out += problem(("setup", i), f"setup step {i + 1}: Shipment {step.row.get('id')} is scanned at the same "
                                          f"times of day as setup step {seen[clock] + 1}'s "

@@ -493,8 +493,7 @@ class SupportMixin(GeneratorBase):
                 if outcome == "order_updated" and order is not None and order["status"] != "cancelled":
                     order["updated_at"] = max(order["updated_at"], t["updated_at"])  # the correction is a change
                 if t["status"] in ("resolved", "closed"):
-                    details = self.details(t, outcome, refund,
-                                           products[t["_named"]]["category"] if t["_named"] else None)
+                    details = self.details(t, outcome, refund, products[t["_named"]] if t["_named"] else None)
                     approved = outcome == "replacement_sent" and re.search(promise.approval, details) is not None
                     resolutions.append({  # a replacement (re-send) is placed once the return (shortfall) is logged
                         "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],  # (replacement_orders)
@@ -509,7 +508,8 @@ class SupportMixin(GeneratorBase):
                 escalation["resolved_at"] = max(settled, escalation["created_at"]) \
                     if t["status"] in ("resolved", "closed") else None
             if escalation is not None and self.fit_escalation(escalation, t, order, ships.get(t["order_id"] or ""),
-                                                              employees[escalation["created_by_id"]], tiers[t["customer_id"]]):
+                                                              employees[escalation["created_by_id"]], tiers[t["customer_id"]],
+                                                              products[t["_named"]] if t["_named"] else None):
                 escalations.append(escalation)
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
@@ -766,8 +766,12 @@ class SupportMixin(GeneratorBase):
             "shipping": "no_action", "billing": "no_action", "other": "no_action",
         }[kind], None
 
-    def details(self, t: dict[str, Any], outcome: str, refund: dict[str, Any] | None, category: str | None) -> str:
-        """What the resolver wrote: the outcome in words that fit the ticket's type and the product it is about."""
+    def details(self, t: dict[str, Any], outcome: str, refund: dict[str, Any] | None,
+                product: dict[str, Any] | None) -> str:
+        """What the resolver wrote: the outcome in words that fit the ticket's type and the product it is about
+        (named, when the ticket names one: a note that says only "the item" reads as a template)."""
+        category = product["category"] if product else None
+        item = "the " + product["name"].replace("{", "{{").replace("}", "}}") if product else "the item"
         steps = {
             "gpu": "a clean driver install (DDU), reseating the card and checking its power cables",
             "storage": "checking the drive in BIOS, trying another M.2 slot and initialising it in Disk Management",
@@ -785,14 +789,15 @@ class SupportMixin(GeneratorBase):
         texts = {
             "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}{fee}){late}"
                                                           if refund else "."),
-            "replacement_sent": "Replacement approved; the replacement order is placed once returns logs the returned "
-                                "unit and ships from the nearest warehouse with stock. Customer to return the faulty one "
-                                "with the prepaid label.",
-            "troubleshooting_steps": f"Walked the customer through {steps}; issue resolved.",
+            "replacement_sent": "Replacement approved" + (f" for {item}" if product else "")
+                                + "; the replacement order is placed once returns logs the returned unit and ships from "
+                                "the nearest warehouse with stock. Customer to return the faulty one with the prepaid label.",
+            "troubleshooting_steps": f"Walked the customer through {steps}"
+                                     + (f" for {item}" if product else "") + "; issue resolved.",
             "recommendation_provided": "Recommended compatible parts for what the customer asked about.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
             "no_action": {
-                "return": "The customer chose to keep the item after all; no return was made and nothing is refunded.",
+                "return": f"The customer chose to keep {item} after all; no return was made and nothing is refunded.",
                 "shipping": "Went through the parcel's tracking with the customer and explained where it stands; "
                             "nothing to change.",
                 "billing": "Went through the charges on the order with the customer; nothing to refund.",
@@ -814,11 +819,12 @@ class SupportMixin(GeneratorBase):
         }
 
     def fit_escalation(self, escalation: dict[str, Any], t: dict[str, Any], order: dict[str, Any] | None,
-                       ship: dict[str, Any] | None, creator: dict[str, Any], tier: str) -> bool:
-        """Give the escalation a type and notes that fit the ticket's issue and the facts; False when no
-        type does (nothing about the ticket needs another department)."""
+                       ship: dict[str, Any] | None, creator: dict[str, Any], tier: str,
+                       product: dict[str, Any] | None) -> bool:
+        """Give the escalation a type and notes that fit the ticket's issue and the facts (naming the product the
+        ticket names, if any); False when no type does (nothing about the ticket needs another department)."""
         text = f"{t['subject']}\n{t['body']}"
-        notes = {kind: self.escalation_note(kind, t, text, order, ship, creator, tier)
+        notes = {kind: self.escalation_note(kind, t, text, order, ship, creator, tier, product)
                  for kind in self.seeds.fidelity.fit(t["type"], text).escalations}
         fitting = [kind for kind, note in notes.items() if note is not None]
         if not fitting:
@@ -833,15 +839,20 @@ class SupportMixin(GeneratorBase):
         return True
 
     def escalation_note(self, kind: str, t: dict[str, Any], text: str, order: dict[str, Any] | None,
-                        ship: dict[str, Any] | None, creator: dict[str, Any], tier: str) -> str | None:
+                        ship: dict[str, Any] | None, creator: dict[str, Any], tier: str,
+                        product: dict[str, Any] | None) -> str | None:
         """Why the ticket goes up the chain as ``kind`` (None: the facts give no reason to)."""
+        named = f" ({product['name']})" if product else ""
         if kind == "technical" and self.seeds.fidelity.safety(text):
-            return "Safety report: customer told to switch off at the wall and unplug; needs engineering's assessment."
+            return f"Safety report{named}: customer told to switch off at the wall and unplug; needs engineering's " \
+                   "assessment."
         if kind == "technical":
-            return "Customer's fault persists after standard troubleshooting; needs bench testing."
+            return f"Customer's fault{named} persists after standard troubleshooting; needs bench testing."
         if kind == "product_specialist":
-            return ("Customer wants a specialist to confirm the parts they asked about." if t["type"] == "recommendation"
-                    else "Customer asks whether the part suits their system; needs a product specialist's answer.")
+            return (f"Customer wants a specialist to confirm the parts they asked about{named}."
+                    if t["type"] == "recommendation"
+                    else f"Customer asks whether the part{named} suits their system; needs a product specialist's "
+                         "answer.")
         if kind == "policy_exception":
             late = days_past_window(t["created_at"], tier, ship, self.policy.return_window_days) \
                 if t["type"] == "return" else None
