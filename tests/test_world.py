@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "d401e45db7e2f186a69af7e9bd31a8346c044d07309782f52a96490d9561ba02"
+DEFAULT_WORLD_HASH = "1e118dd9603f1a0b2f0d7367ca4011277ab73121e2506fc32cffda60324fcd69"
 
 
 @pytest.mark.slow

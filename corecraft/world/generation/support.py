@@ -805,7 +805,10 @@ class SupportMixin(GeneratorBase):
                                "change on it.",
             }.get(t["type"], "Answered the customer's question; nothing to change on the account."),
         }
-        return self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome, texts[outcome])
+        fitted = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome, texts[outcome])
+        if outcome == "recommendation_provided" and product:  # the advice names what it was asked about
+            fitted += f" The customer had asked about {item}."
+        return fitted
 
     def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
                    rng: random.Random | None = None) -> dict[str, Any]:
