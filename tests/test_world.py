@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "1e118dd9603f1a0b2f0d7367ca4011277ab73121e2506fc32cffda60324fcd69"
+DEFAULT_WORLD_HASH = "27190143fa84905bcac7a4e1b29fcbb511cf3e94f57b8f2bbc6e03143f6e6033"
 
 
 @pytest.mark.slow
