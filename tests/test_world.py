@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "27190143fa84905bcac7a4e1b29fcbb511cf3e94f57b8f2bbc6e03143f6e6033"
+DEFAULT_WORLD_HASH = "ab3033f22e6c5bb6ad1e18789f7bdbcd9b98f67148c9110072a0dd99cf508ddd"
 
 
 @pytest.mark.slow

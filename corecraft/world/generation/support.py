@@ -805,10 +805,12 @@ class SupportMixin(GeneratorBase):
                                "change on it.",
             }.get(t["type"], "Answered the customer's question; nothing to change on the account."),
         }
-        fitted = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome, texts[outcome])
-        if outcome == "recommendation_provided" and product:  # the advice names what it was asked about
-            fitted += f" The customer had asked about {item}."
-        return fitted
+        issue = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome)
+        if issue is None:
+            return texts[outcome]
+        if product and outcome == "recommendation_provided":  # the advice names what it was asked about
+            return f"{issue} The customer had asked about {item}."
+        return f"{issue} Item: {item[4:]}." if product else issue  # an issue's note says which part it was
 
     def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
                    rng: random.Random | None = None) -> dict[str, Any]:
