@@ -478,45 +478,41 @@ def test_more_than_two_setup_tickets_written_in_one_minute_read_as_a_template(tm
     assert check_task(path) == []
 
 
+def _parcel(ship_id: str, scans: list[tuple[str, str]]) -> str:
+    """A setup step inserting a Shipment scanned at each (moment, status) of ``scans``."""
+    events = ", ".join(f"{{ts: '{moment}:00-05:00', status: {status}}}" for moment, status in scans)
+    return f"{{insert: Shipment, row: {{id: {ship_id}, events: [{events}]}}}}"
+
+
+def _scan_clock_messages(tmp_path: Path, *steps: str) -> list[str]:
+    path = tmp_path / "scans.yaml"
+    path.write_text(_setup_step("\n  - ".join(steps)), encoding="utf-8")
+    task, _ = read_task(path)
+    return [p.message for p in check.scan_clock_problems(task, lambda loc, message: [Problem("task.yaml", 1, message)])]
+
+
 def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_path: Path) -> None:
     def parcel(n: int, day: str, pickup: str) -> str:
-        return (f"{{insert: Shipment, row: {{id: ship-2503{day}-90{n}, events: ["
-                f"{{ts: '2025-03-{day}T11:04:00-05:00', status: label_created}}, "
-                f"{{ts: '2025-03-{day}T{pickup}:00-05:00', status: picked_up}}, "
-                f"{{ts: '2025-03-{day}T22:13:00-05:00', status: in_transit}}]}}}}")
+        return _parcel(f"ship-2503{day}-90{n}", [(f"2025-03-{day}T11:04", "label_created"),
+                                                  (f"2025-03-{day}T{pickup}", "picked_up"),
+                                                  (f"2025-03-{day}T22:13", "in_transit")])
 
-    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
-        return [Problem("task.yaml", 1, message)]
-
-    path = tmp_path / "same_clock.yaml"
-    path.write_text(_setup_step("\n  - ".join([parcel(1, "03", "16:00"), parcel(2, "10", "16:00"),
-                                                parcel(3, "17", "16:25")])), encoding="utf-8")
-    task, _ = read_task(path)
-    assert [p.message for p in check.scan_clock_problems(task, report)] == [
+    assert _scan_clock_messages(tmp_path, parcel(1, "03", "16:00"), parcel(2, "10", "16:00"),
+                                parcel(3, "17", "16:25")) == [
         "setup step 3: Shipment ship-250310-902 is scanned at the same times of day as setup step 2's (11:04, 16:00, "
         "22:13): parcels are not scanned in step, so vary the times"]
 
 
 def test_a_setup_parcel_scanned_at_one_minute_past_each_hour_reads_as_fixed_offsets(tmp_path: Path) -> None:
     """Round 49: a queue's parcels were labelled at 09:20, picked up at 13:20 and scanned at 03:20."""
-    def parcel(minutes: tuple[str, str, str]) -> str:
-        return (f"{{insert: Shipment, row: {{id: ship-250303-901, events: ["
-                f"{{ts: '2025-03-03T09:{minutes[0]}:00-05:00', status: label_created}}, "
-                f"{{ts: '2025-03-03T13:{minutes[1]}:00-05:00', status: picked_up}}, "
-                f"{{ts: '2025-03-04T03:{minutes[2]}:00-05:00', status: in_transit}}]}}}}")
+    def parcel(last: str) -> str:
+        return _parcel("ship-250303-901", [("2025-03-03T09:20", "label_created"), ("2025-03-03T13:20", "picked_up"),
+                                           (f"2025-03-04T03:{last}", "in_transit")])
 
-    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
-        return [Problem("task.yaml", 1, message)]
-
-    path = tmp_path / "offsets.yaml"
-    path.write_text(_setup_step(parcel(("20", "20", "20"))), encoding="utf-8")
-    task, _ = read_task(path)
-    assert [p.message for p in check.scan_clock_problems(task, report)] == [
+    assert _scan_clock_messages(tmp_path, parcel("20")) == [
         "setup step 2: Shipment ship-250303-901 has 3 scans at :20 past the hour (09:20, 13:20, 03:20): scans come "
         "when the work reaches the parcel, not at fixed offsets, so vary their minutes"]
-    path.write_text(_setup_step(parcel(("20", "20", "47"))), encoding="utf-8")
-    task, _ = read_task(path)
-    assert check.scan_clock_problems(task, report) == []
+    assert _scan_clock_messages(tmp_path, parcel("47")) == []
 
 
 def test_setup_rows_number_in_the_order_they_were_made(tmp_path: Path) -> None:
