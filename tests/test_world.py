@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "ab3033f22e6c5bb6ad1e18789f7bdbcd9b98f67148c9110072a0dd99cf508ddd"
+DEFAULT_WORLD_HASH = "bc89d6b81420cca8b8c9cc4ee0a9dfbb14edf43fe6936072de2135065eb1e6a1"
 
 
 @pytest.mark.slow

@@ -464,23 +464,24 @@ class CommerceMixin(GeneratorBase):
 
     def working_clock(self, ship: dict[str, Any], paid: datetime | None, near: list[datetime]) -> list[datetime] | None:
         """The parcel's scan moments on the day's work (see :meth:`clocks`): its label later in the morning, its
-        pickup at another minute of the afternoon and its hub scans with the label, or the label and pickup alone,
-        or the label alone, whichever first holds; None when it keeps its clock."""
+        pickup at another minute of the afternoon and its hub scans with the label, each give or take three quarters
+        of an hour, or the label and pickup alone, or the label alone, whichever first holds (a label and pickup off
+        the plain clock stay); None when it keeps its clock."""
         events = ship["events"]
         if len(events) < 2 or (events[0]["status"], events[1]["status"]) != ("label_created", "picked_up"):
             return None
         old = [datetime.fromisoformat(e["ts"]).astimezone(self.tz) for e in events]
         label, pickup = old[0], old[1]
-        if (label.hour, label.minute) != (9, 0) and (pickup.hour, pickup.minute) != (13, 0):
-            return None
         rng = self.local_rng("clock", ship["id"])
         picking, collection = timedelta(minutes=rng.randint(0, 140)), timedelta(minutes=rng.randint(-40, 150))
         new_label = label + picking if (label.hour, label.minute) == (9, 0) else label
         new_pickup = min(max(pickup + collection, new_label + timedelta(hours=2)),
                          datetime.combine(pickup.date(), LAST_PICKUP, pickup.tzinfo)) \
             if (pickup.hour, pickup.minute) == (13, 0) else pickup
-        hubs = [t + (new_label - label) if e["status"] == "in_transit" else t for t, e in zip(old[2:], events[2:],
-                                                                                              strict=True)]
+        # Each hub scans the parcel when its own shift gets to it: a minute of its own, not the label's to the minute.
+        shifts = self.local_rng("hub-clock", ship["id"])
+        hubs = [t + (new_label - label) + timedelta(minutes=shifts.randint(-45, 45)) if e["status"] == "in_transit"
+                else t for t, e in zip(old[2:], events[2:], strict=True)]
         return next((times for times in ([new_label, new_pickup, *hubs], [new_label, new_pickup, *old[2:]],
                                          [new_label, *old[1:]])
                      if self.clock_holds(ship, old, times, paid, near)), None)
