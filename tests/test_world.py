@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "bc89d6b81420cca8b8c9cc4ee0a9dfbb14edf43fe6936072de2135065eb1e6a1"
+DEFAULT_WORLD_HASH = "11628c7d09d08a3ade36fb9356aa161f6052b13b0a75a27ceccdb085a5153819"
 
 
 @pytest.mark.slow
