@@ -771,7 +771,8 @@ class SupportMixin(GeneratorBase):
         """What the resolver wrote: the outcome in words that fit the ticket's type and the product it is about
         (named, when the ticket names one: a note that says only "the item" reads as a template)."""
         category = product["category"] if product else None
-        item = "the " + product["name"].replace("{", "{{").replace("}", "}}") if product else "the item"
+        name = product["name"].replace("{", "{{").replace("}", "}}") if product else None  # the details are formatted
+        item = f"the {name}" if name else "the item"
         steps = {
             "gpu": "a clean driver install (DDU), reseating the card and checking its power cables",
             "storage": "checking the drive in BIOS, trying another M.2 slot and initialising it in Disk Management",
@@ -810,7 +811,7 @@ class SupportMixin(GeneratorBase):
             return texts[outcome]
         if product and outcome == "recommendation_provided":  # the advice names what it was asked about
             return f"{issue} The customer had asked about {item}."
-        return f"{issue} Item: {item[4:]}." if product else issue  # an issue's note says which part it was
+        return f"{issue} Item: {name}." if name else issue  # an issue's note says which part it was
 
     def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
                    rng: random.Random | None = None) -> dict[str, Any]:
