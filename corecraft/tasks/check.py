@@ -237,7 +237,7 @@ def scan_clock_problems(task: Task, problem: Callable[[tuple[object, ...], str],
     return out
 
 
-_DATED_ID = re.compile(r"^(tick|ord|msg|ref|res|esc)-(\d{6})-")
+_DATED_ID = re.compile(rf"^({'|'.join(DATED_IDS)})-(\d{{6}})-")
 
 
 def _setup_id_date_problems(index: int, step: SetupStep,
