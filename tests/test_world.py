@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "11628c7d09d08a3ade36fb9356aa161f6052b13b0a75a27ceccdb085a5153819"
+DEFAULT_WORLD_HASH = "5f3c17cf544eaa9902e8bbc7dc275fa10a475f3424bfca9d8f0b96c22674d85f"
 
 
 @pytest.mark.slow

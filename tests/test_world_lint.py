@@ -1491,7 +1491,7 @@ def test_slack_categories_flags_bios_talk_about_a_power_supply(world: World) -> 
                                           f"speaks of {psu}, a psu, where only cpu/motherboard fit"}
 
 
-def test_slack_stale_dates_flags_out_of_stock_until_today(world: World) -> None:
+def test_slack_stale_dates_flags_out_of_stock_until_today_and_refunds_of_a_day_without_any(world: World) -> None:
     message, ts = pick(world, "slack_stale_dates", "SELECT id, ts FROM slackmessage ORDER BY ts")
     day = db.decode_datetime(ts, world.tz).astimezone(world.tz).date().isoformat()
     found = injected(world, "slack_stale_dates", message,
@@ -1500,6 +1500,9 @@ def test_slack_stale_dates_flags_out_of_stock_until_today(world: World) -> None:
     world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (f"Can someone audit refunds from {day}?", message))
     assert [f.message for f in lint(world) if f.check == "slack_stale_dates" and f.entity_id == message] == [
         f"says 'refunds from {day}' on {day}, before that day is over"]
+    world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", ("Can someone audit refunds from 2001-01-05?", message))
+    assert [f.message for f in lint(world) if f.check == "slack_stale_dates" and f.entity_id == message] == [
+        "says 'refunds from 2001-01-05', a day no refund was processed on"]
 
 
 def test_slack_stock_claims_flags_a_warehouse_out_of_a_part_it_holds(world: World) -> None:

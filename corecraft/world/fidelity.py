@@ -545,7 +545,7 @@ class Fidelity(_Data):
     stock_out_claim: str
     """A Slack phrase saying a warehouse is out of a part until a date: the warehouse, SKU and date are groups 1-3."""
     past_date_claim: str
-    """A Slack phrase giving a day already over ("audit refunds from 2025-08-22"): the date is group 1."""
+    """A Slack phrase giving a day of refunds already over ("audit refunds from 2025-08-22"): the date is group 1."""
     held_product_line: str
     """A Slack line about units customers hold: the product it names was delivered to someone by then (a regex)."""
     ticket_fits: dict[str, Fit]
@@ -1780,14 +1780,24 @@ def category_problems(text: str, products: Sequence[Row], brands: dict[str, set[
     return problems
 
 
-def stale_dates(text: str, when: datetime, tz: tzinfo, rules: Fidelity) -> list[str]:
+def refund_days(processed: list[datetime], when: datetime, tz: tzinfo) -> list[date]:
+    """The days (in world time, earliest first) on which a refund of ``processed`` (moments, earliest first) was
+    processed by ``when``."""
+    return sorted({moment.astimezone(tz).date() for moment in processed if moment <= when})
+
+
+def stale_dates(text: str, when: datetime, tz: tzinfo, rules: Fidelity, processed: list[datetime]) -> list[str]:
     """Sentences on every future date ``text`` gives ("until 2025-09-11") that is already past when posted, and
-    every past one ("refunds from 2025-08-22") that is not over yet."""
+    every day of refunds it gives ("refunds from 2025-08-22") that is not over yet or on which none of
+    ``processed`` (refunds' processing moments, earliest first) was."""
     today = when.astimezone(tz).date()
+    refunded = set(refund_days(processed, when, tz))
     return [f"says {m.group(0)!r} on {today.isoformat()}" for m in re.finditer(rules.stale_date_claim, text)
             if date.fromisoformat(m.group(1)) <= today] + \
         [f"says {m.group(0)!r} on {today.isoformat()}, before that day is over"
-         for m in re.finditer(rules.past_date_claim, text) if date.fromisoformat(m.group(1)) >= today]
+         if date.fromisoformat(m.group(1)) >= today else f"says {m.group(0)!r}, a day no refund was processed on"
+         for m in re.finditer(rules.past_date_claim, text)
+         if date.fromisoformat(m.group(1)) >= today or date.fromisoformat(m.group(1)) not in refunded]
 
 
 def kb_edit_problems(text: str, when: datetime, tz: tzinfo, updated: dict[str, date], rules: Fidelity) -> list[str]:

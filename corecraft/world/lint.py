@@ -1074,10 +1074,11 @@ def slack_held_products(r: Records) -> list[Finding]:
 
 
 def slack_stale_dates(r: Records) -> list[Finding]:
-    """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted, one it gives as over
-    ("audit refunds from ...") before it."""
+    """A date Slack gives as ahead ("out of stock until ...") is after the day it is posted, a day of refunds it
+    gives as over ("audit refunds from ...") before it, and a day refunds were processed on."""
+    processed = sorted(x["processed_at"] for x in r.refunds.values() if x["processed_at"])
     return [Finding("slack_stale_dates", msg["id"], problem) for msg in r.messages.values()
-            for problem in stale_dates(msg["text"], msg["ts"], r.tz, r.rules)]
+            for problem in stale_dates(msg["text"], msg["ts"], r.tz, r.rules, processed)]
 
 
 def slack_stock_claims(r: Records) -> list[Finding]:

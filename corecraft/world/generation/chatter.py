@@ -39,6 +39,7 @@ from corecraft.world.fidelity import (
     names_first_name,
     origin,
     received_by,
+    refund_days,
     rule_shape,
     stale_dates,
     symptom_problems,
@@ -107,6 +108,8 @@ class _SlackRecords:
     """When a customer first received each product (its earliest delivery), by product id."""
     complaints: dict[str, list[dict[str, Any]]]
     """Tickets by each product their order holds (what a bench test on the product answers)."""
+    refunded: list[datetime]
+    """When each refund was processed, earliest first (the days an audit of refunds can be about)."""
     topic_fits: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     """Memo of (ticket id, topic pattern, escalated by then) -> whether the ticket's text is about the topic."""
     categories: dict[str, set[str] | None] = field(default_factory=dict)
@@ -372,7 +375,8 @@ class ChatterMixin(GeneratorBase):
                              {e["id"]: e["department"] for e in self.rows[m.Employee]},
                              {e["id"]: e["manager_id"] for e in self.rows[m.Employee]},
                              first_deliveries(self.rows[m.OrderLine], ships),
-                             complaints_by_product(self.rows[m.SupportTicket], self.lines_by_order()))
+                             complaints_by_product(self.rows[m.SupportTicket], self.lines_by_order()),
+                             sorted(r["processed_at"] for r in self.rows[m.Refund] if r["processed_at"]))
 
     def slack_text(self, template: str, values: dict[str, Any], story: _SlackStory, records: _SlackRecords,
                    rng: random.Random) -> str | None:
@@ -508,10 +512,11 @@ class ChatterMixin(GeneratorBase):
                 rules.stale_date_claim, template.format(**{**values, "date": "0000-00-00"}))):
             values["date"] = (story.ts.astimezone(self.tz).date() + timedelta(days=rng.randint(2, 10))).isoformat()
         if "{date}" in template and re.search(rules.past_date_claim, template.format(**{**values, "date": "0000-00-00"})):
-            day = story.ts.astimezone(self.tz).date() - timedelta(days=1)  # the last business day before
-            while not is_business_day(day, self.policy.carrier_holidays):
-                day -= timedelta(days=1)
-            values["date"] = day.isoformat()
+            today = story.ts.astimezone(self.tz).date()  # the last day before with refunds processed on it
+            days = [d for d in refund_days(records.refunded, story.ts, self.tz) if d < today]
+            if not days:
+                return None
+            values["date"] = days[-1].isoformat()
         outs = rules.stock_outs_ahead(template.format(**values), self.now.astimezone(self.tz).date())
         if names_product and outs:
             # still out now: the part is one the warehouse holds none of today (another warehouse, else another part)
@@ -547,7 +552,7 @@ class ChatterMixin(GeneratorBase):
                 or day_end_problems(text, story.ts.astimezone(self.tz), rules, self.day_end_told) \
                 or ledger_problems(text, refunds) \
                 or claim_problems(text, story.ts, about if names_order else None, rules, None, records.first_names) \
-                or stale_dates(text, story.ts, self.tz, rules) \
+                or stale_dates(text, story.ts, self.tz, rules, records.refunded) \
                 or rules.hardware_test_problems(text) \
                 or staff.problems(text, None, self.rows[m.Employee]) \
                 or kb_edit_problems(text, story.ts, self.tz, records.kb_updated, rules):
