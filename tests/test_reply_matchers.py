@@ -131,6 +131,11 @@ def test_accents_do_not_matter_for_names() -> None:
     ("The 15% restocking fee ($127.35) applies.", "restocking fee", "money", [127.35]),
     ("The mouse refund used up your card payment ($79.00).", "refund", "money", [None]),
     ("That is $375.09 in total ($350.10 DOA on the GPU and $24.99 late-shipping).", "total", "money", [375.09]),
+    ("**Net spend:** $1,451.38 captured minus $375.09 refunded = **$1,076.29**.", "net spend", "money",
+     [1076.29]),  # round 53
+    ("The net spend is $1,451.38 − $375.09 = $1,076.29.", "net spend", "money", [1076.29]),
+    ("Captured $1,451.38 minus $375.09 refunded = $1,076.29.", "captured", "money", [1451.38]),
+    ("Net spend: $1,451.38 captured, less refunds.", "net spend", "money", [1451.38]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:
     assert tied_numbers(text, [label], unit) == tied

@@ -405,6 +405,11 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
             if best is None and i == 0 and reading.heads_a_labelled_line(index):
                 out.append(_rest_of_line(reading, index, unit))
                 continue
+            if best is not None and best[1] == 1 and all(t.word in _LINKS for t in tokens[end + 1:best[0] + end]) \
+                    and (best[0] > 1 or (i == 0 and reading.heads_a_labelled_line(index))) \
+                    and (result := _result(reading, index, unit)) is not None:
+                out.append(result)  # "Net spend: $1,451.38 minus $375.09 = $1,076.29": what the computation comes to
+                continue
             if best is None and reading.money_aside_after(index) and all(t.word is None for t in tokens[end + 1:]):
                 out.append(_first_amount(reading.clause(index + 1), unit))  # "The refunds ($636.75 and $44.49)"
                 continue
@@ -412,21 +417,34 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
     return out
 
 
-_LINE_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*[^\W\d_][^:\n$]*:")
+_LINE_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*(?:\*\*|__)?[^\W\d_][^:\n$]*:")
 """A line that opens with a label and a colon ("- UPS Ground: 13 orders, $12.99 in shipping"; "- Dead on arrival (DOA):
-$114.00"), no figure before the colon."""
+$114.00"; "**Net spend:** ..."), no figure before the colon."""
 
 
 def _rest_of_line(reading: Reading, index: int, unit: Unit) -> float | None:
     """The first number of ``unit`` after clause ``index`` on its line: what a labelled line ("- UPS Ground: 13
-    orders, $12.99 in shipping") says of its label, when the label's own clause has no number of that unit."""
+    orders, $12.99 in shipping") says of its label, when the label's own clause has no number of that unit; or,
+    when that number opens a computation, what it comes to ("Net spend: $1,451.38 minus $375.09 = $1,076.29")."""
     line = reading.line_of(index)
     for later in range(index + 1, len(reading.clauses)):
         if reading.line_of(later) != line:
             return None
         if (value := _first_amount(reading.clause(later), unit)) is not None:
-            return value
+            result = _result(reading, later, unit)
+            return value if result is None else result
     return None
+
+
+_LINKS = frozenset({"is", "was", "are", "were", "comes", "came", "to", "of", "works", "out", "at", "equals", "totals"})
+"""Words that join a label to the computation giving it ("the net is $1,451.38 minus $375.09 = $1,076.29")."""
+
+
+def _result(reading: Reading, index: int, unit: Unit) -> float | None:
+    """What a computation in clause ``index`` comes to: the first number of ``unit`` after its last "=" ("$1,451.38
+    captured minus $375.09 refunded = $1,076.29" comes to 1,076.29); None when the clause has no "=" before one."""
+    part = reading.clauses[index][0]
+    return _first_amount(_clause(part.rsplit("=", 1)[1]), unit) if "=" in part else None
 
 
 def _first_amount(clause: _Clause, unit: Unit) -> float | None:
