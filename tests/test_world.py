@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5f3c17cf544eaa9902e8bbc7dc275fa10a475f3424bfca9d8f0b96c22674d85f"
+DEFAULT_WORLD_HASH = "13cadc75675ca91e30203f079c23051c9d6b81304faec653c06d0728481edc80"
 
 
 @pytest.mark.slow

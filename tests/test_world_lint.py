@@ -451,6 +451,18 @@ def test_customer_phones_flags_a_number_no_us_subscriber_has(world: World, wrong
     assert [f.message for f in found] == [f"has phone {wrong(phone)}, {why}"]
 
 
+def test_earned_tiers_flags_a_platinum_account_opened_without_orders_after_the_history_began(world: World) -> None:
+    customer, = pick(world, "earned_tiers", "SELECT id FROM customer c WHERE NOT EXISTS "
+                                            "(SELECT 1 FROM \"order\" o WHERE o.customer_id = c.id) ORDER BY id")
+    first, later = one(world, "SELECT MIN(created_at), MAX(created_at) FROM \"order\"")  # opened with the last order
+    found = injected(world, "earned_tiers", customer,
+                     ("UPDATE customer SET loyalty_tier = 'platinum', created_at = ? WHERE id = ?", (later, customer)))
+    day = db.decode_datetime(first, world.tz).strftime("%Y-%m-%d")
+    assert [f.message for f in found] == [f"is platinum with no order on record, on an account opened "
+                                          f"{db.decode_datetime(later, world.tz):%Y-%m-%d}, after the order history "
+                                          f"began ({day})"]
+
+
 def test_slack_office_hours_flags_a_post_at_three_in_the_morning(world: World) -> None:
     msg, ts = pick(world, "slack_office_hours", "SELECT id, ts FROM slackmessage ORDER BY id")
     night = db.decode_datetime(ts, world.tz).astimezone(world.tz).replace(hour=3, minute=7)
@@ -1400,7 +1412,7 @@ def test_slack_ticket_tags_flags_an_escalations_post_not_led_by_its_ticket_id(wo
     assert message not in flagged(world, "slack_ticket_tags")
 
 
-def test_slack_ticket_states_flags_a_goodwill_handover_to_a_warehouse_hand_or_not_by_their_manager(world: World) -> None:
+def test_slack_ticket_states_flags_a_handover_to_a_warehouse_hand_or_not_by_their_manager(world: World) -> None:
     message, ts = pick(world, "slack_ticket_states", "SELECT id, ts FROM slackmessage ORDER BY ts DESC")
     ticket, agent, manager = one(world, "SELECT t.id, e.name, e.manager_id FROM supportticket t JOIN employee e ON "
                                         "e.id = t.assignee_id WHERE e.department = 'support' AND t.status != 'new' AND "
@@ -1409,12 +1421,12 @@ def test_slack_ticket_states_flags_a_goodwill_handover_to_a_warehouse_hand_or_no
     world.conn.execute("DELETE FROM resolution WHERE ticket_id = ?", (ticket,))
     world.conn.execute("UPDATE supportticket SET status = 'open' WHERE id = ?", (ticket,))
     other, = one(world, "SELECT id FROM employee WHERE id != ? AND title LIKE '%Lead%' ORDER BY id LIMIT 1", manager)
-    text = f"{agent.split()[0]} is approved to handle goodwill on {ticket} while I'm out."
+    text = f"{agent.split()[0]} is covering {ticket} while I'm out."
     world.conn.execute("UPDATE slackmessage SET text = ?, author_id = ? WHERE id = ?", (text, manager, message))
     assert [f for f in lint(world) if f.check == "slack_ticket_states" and f.entity_id == message] == []
     found = injected(world, "slack_ticket_states", message,
                      ("UPDATE slackmessage SET author_id = ? WHERE id = ?", (other, message)))
-    assert [f.message for f in found] == [f"says {ticket} is goodwill handover; only the named employee's manager "
+    assert [f.message for f in found] == [f"says {ticket} is handed over; only the named employee's manager "
                                           f"({manager}) would post it, not {other}"]
     hand, name = one(world, "SELECT id, name FROM employee WHERE department = 'fulfillment' AND manager_id IS NOT NULL "
                             "ORDER BY id LIMIT 1")
@@ -1423,7 +1435,7 @@ def test_slack_ticket_states_flags_a_goodwill_handover_to_a_warehouse_hand_or_no
     world.conn.execute("UPDATE slackmessage SET author_id = ?, text = ? WHERE id = ?",
                        (hand_manager, text.replace(agent.split()[0], name.split()[0]), message))
     found = [f for f in lint(world) if f.check == "slack_ticket_states" and f.entity_id == message]
-    assert len(found) == 1 and found[0].message.startswith(f"says {ticket} is goodwill handover; its records")
+    assert len(found) == 1 and found[0].message.startswith(f"says {ticket} is handed over; its records")
 
 
 def test_slack_stances_flags_an_author_posting_both_sides_of_a_question(world: World) -> None:

@@ -342,7 +342,7 @@ class TicketState(_Data):
     """The departments the employee the line names works in (None: any): goodwill is handed to support or
     returns, who may refund, not to a warehouse associate assigned a tracking ticket."""
     by_manager: bool = False
-    """The line is posted by the named employee's manager ("... is approved to handle goodwill while I'm out")."""
+    """The line is posted by the named employee's manager ("... is covering tick-250912-007 while I'm out")."""
     never: bool = False
 
     @cached_property

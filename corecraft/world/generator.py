@@ -42,6 +42,7 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.products()
         self.builds()
         self.orders()
+        self.earned_tiers()
         self.tickets()
         self.date_builds()
         self.saved_builds()

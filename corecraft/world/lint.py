@@ -856,6 +856,20 @@ def order_addresses(r: Records) -> list[Finding]:
             if (problem := ship_to_problem(o["shipping_address"], r.customers[o["customer_id"]]["addresses"]))]
 
 
+def earned_tiers(r: Records) -> list[Finding]:
+    """A loyalty tier is earned from spending, purchases from before the order history included
+    (kb-loyalty-program): a customer with a tier and no order on record opened the account before the
+    history's first order, when those purchases were made."""
+    if not r.orders:
+        return []
+    first = min(o["created_at"] for o in r.orders.values())
+    ordered = {o["customer_id"] for o in r.orders.values()}
+    return [Finding("earned_tiers", c["id"], f"is {c['loyalty_tier']} with no order on record, on an account opened "
+                    f"{c['created_at']:%Y-%m-%d}, after the order history began ({first:%Y-%m-%d})")
+            for c in r.customers.values()
+            if c["loyalty_tier"] != "none" and c["id"] not in ordered and c["created_at"] > first]
+
+
 def customer_phones(r: Records) -> list[Finding]:
     """Customers' phones carry real US area codes (a listed city's, not Bermuda's 441), and at least
     :data:`HOME_AREA_CODE_SHARE` of them one of the customer's home city: when fewer do, every phone from
@@ -1826,7 +1840,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     backorder_ages, build_dates,
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, work_addresses,
-    street_names, order_addresses, customer_phones, handbook_steps, handbook_channels,
+    street_names, order_addresses, earned_tiers, customer_phones, handbook_steps, handbook_channels,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, stale_tickets, resolution_details,
     replacement_records, replacements_placed,

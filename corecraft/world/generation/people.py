@@ -88,6 +88,15 @@ class PeopleMixin(GeneratorBase):
             person["id"] = f"cust-{i:04d}"
         self.rows[m.Customer] = people
 
+    def earned_tiers(self) -> None:
+        """A tier is earned from spending, purchases from before the order history included (kb-loyalty-program):
+        an account opened once the history runs, with no order on record, has earned none (its drawn tier
+        is dropped; the draw keeps the shared stream)."""
+        ordered = {o["customer_id"] for o in self.rows[m.Order]}
+        for customer in self.rows[m.Customer]:
+            if customer["id"] not in ordered and customer["created_at"] >= self.start:
+                customer["loyalty_tier"] = "none"
+
     def customer(self, first: str, last: str, tier: str, latest: datetime, seen: set[str]) -> dict[str, Any]:
         style = self.rng.randint(0, 3)
         local = [f"{first}.{last}", f"{first[0]}{last}", f"{first}{last[:3]}", f"{last}.{first[0]}"][style].lower()

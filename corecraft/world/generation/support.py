@@ -809,8 +809,8 @@ class SupportMixin(GeneratorBase):
         issue = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome)
         if issue is None:
             return texts[outcome]
-        if product and outcome == "recommendation_provided":  # the advice names what it was asked about
-            return f"{issue} The customer had asked about {item}."
+        if product and outcome == "recommendation_provided":  # the advice opens with what it was asked about
+            return f"Asked about {item}. {issue}"
         return f"{issue} Item: {name}." if name else issue  # an issue's note says which part it was
 
     def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
