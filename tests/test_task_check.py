@@ -515,6 +515,18 @@ def test_a_setup_parcel_scanned_at_one_minute_past_each_hour_reads_as_fixed_offs
     assert _scan_clock_messages(tmp_path, parcel("47")) == []
 
 
+def test_a_setup_parcel_delivered_the_day_it_was_picked_up_is_faster_than_any_carrier(tmp_path: Path) -> None:
+    """Round 53: a Reno parcel was picked up at 07:30 and delivered at 12:29 the same morning."""
+    def parcel(delivered: str) -> str:
+        return _parcel("ship-250908-901", [("2025-09-08T10:06", "label_created"), ("2025-09-08T15:41", "picked_up"),
+                                           (f"{delivered}", "delivered")])
+
+    assert _scan_clock_messages(tmp_path, parcel("2025-09-08T18:29")) == [
+        "setup step 2: Shipment ship-250908-901 is delivered the day it was picked up (2025-09-08): every carrier we "
+        "ship with delivers the next business day at the soonest"]
+    assert _scan_clock_messages(tmp_path, parcel("2025-09-09T13:29")) == []
+
+
 def test_setup_rows_number_in_the_order_they_were_made(tmp_path: Path) -> None:
     def customers(first: str, second: str) -> list[str]:
         path = tmp_path / "customer_order.yaml"

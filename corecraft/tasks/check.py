@@ -213,12 +213,18 @@ def scan_clock_problems(task: Task, problem: Callable[[tuple[object, ...], str],
     """Setup parcels whose scans all fall at the same times of day (label 11:00, pickup 16:00, hub 06:00, delivered
     13:00 on two orders weeks apart) read as one template: the world's parcels are scanned when the day's work
     reaches them. Three scans or more make a clock; the first parcel keeps it, each later one is reported. So does
-    a parcel with three scans at one minute past the hour (09:20, 13:20, 03:20): fixed offsets, not a day's work."""
+    a parcel with three scans at one minute past the hour (09:20, 13:20, 03:20): fixed offsets, not a day's work;
+    and a parcel delivered the day it was picked up, which none of the world's carriers does (round 53)."""
     seen: dict[tuple[tuple[str, str], ...], int] = {}
     out: list[Problem] = []
     for i, step in enumerate(task.setup):
         if not (isinstance(step, SetupInsert) and step.insert == "Shipment"):
             continue
+        days = {str(e.get("status")): str(e.get("ts"))[:10] for e in step.row.get("events") or []}
+        if days.get("picked_up") is not None and days.get("picked_up") == days.get("delivered"):
+            out += problem(("setup", i), f"setup step {i + 1}: Shipment {step.row.get('id')} is delivered the day it "
+                                         f"was picked up ({days['delivered']}): every carrier we ship with delivers "
+                                         "the next business day at the soonest")
         clock = tuple((str(e.get("status")), str(e.get("ts"))[11:16]) for e in step.row.get("events") or [])
         if len(clock) < 3:
             continue
