@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "13cadc75675ca91e30203f079c23051c9d6b81304faec653c06d0728481edc80"
+DEFAULT_WORLD_HASH = "e7effe2f3b9306523bd021fb81e532c76d54b680de12b44204c4ca1fe04ee4a8"
 
 
 @pytest.mark.slow
