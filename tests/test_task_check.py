@@ -503,28 +503,22 @@ def test_setup_parcels_scanned_at_the_same_times_of_day_read_as_a_template(tmp_p
         "22:13): parcels are not scanned in step, so vary the times"]
 
 
-def test_a_setup_parcel_scanned_at_one_minute_past_each_hour_reads_as_fixed_offsets(tmp_path: Path) -> None:
-    """Round 49: a queue's parcels were labelled at 09:20, picked up at 13:20 and scanned at 03:20."""
-    def parcel(last: str) -> str:
-        return _parcel("ship-250303-901", [("2025-03-03T09:20", "label_created"), ("2025-03-03T13:20", "picked_up"),
-                                           (f"2025-03-04T03:{last}", "in_transit")])
-
-    assert _scan_clock_messages(tmp_path, parcel("20")) == [
+@pytest.mark.parametrize(("scans", "fixed", "message"), [
+    (  # round 49: a queue's parcels were labelled at 09:20, picked up at 13:20 and scanned at 03:20
+        [("2025-03-03T09:20", "label_created"), ("2025-03-03T13:20", "picked_up"), ("2025-03-04T03:20", "in_transit")],
+        [("2025-03-03T09:20", "label_created"), ("2025-03-03T13:20", "picked_up"), ("2025-03-04T03:47", "in_transit")],
         "setup step 2: Shipment ship-250303-901 has 3 scans at :20 past the hour (09:20, 13:20, 03:20): scans come "
-        "when the work reaches the parcel, not at fixed offsets, so vary their minutes"]
-    assert _scan_clock_messages(tmp_path, parcel("47")) == []
-
-
-def test_a_setup_parcel_delivered_the_day_it_was_picked_up_is_faster_than_any_carrier(tmp_path: Path) -> None:
-    """Round 53: a Reno parcel was picked up at 07:30 and delivered at 12:29 the same morning."""
-    def parcel(delivered: str) -> str:
-        return _parcel("ship-250908-901", [("2025-09-08T10:06", "label_created"), ("2025-09-08T15:41", "picked_up"),
-                                           (f"{delivered}", "delivered")])
-
-    assert _scan_clock_messages(tmp_path, parcel("2025-09-08T18:29")) == [
-        "setup step 2: Shipment ship-250908-901 is delivered the day it was picked up (2025-09-08): every carrier we "
-        "ship with delivers the next business day at the soonest"]
-    assert _scan_clock_messages(tmp_path, parcel("2025-09-09T13:29")) == []
+        "when the work reaches the parcel, not at fixed offsets, so vary their minutes"),
+    (  # round 53: a Reno parcel was picked up at 07:30 and delivered at 12:29 the same morning
+        [("2025-03-03T10:06", "label_created"), ("2025-03-03T15:41", "picked_up"), ("2025-03-03T18:29", "delivered")],
+        [("2025-03-03T10:06", "label_created"), ("2025-03-03T15:41", "picked_up"), ("2025-03-04T13:29", "delivered")],
+        "setup step 2: Shipment ship-250303-901 is delivered the day it was picked up (2025-03-03): every carrier we "
+        "ship with delivers the next business day at the soonest"),
+])
+def test_a_setup_parcel_on_a_clock_no_carrier_keeps_is_reported(tmp_path: Path, scans: list[tuple[str, str]],
+                                                                  fixed: list[tuple[str, str]], message: str) -> None:
+    assert _scan_clock_messages(tmp_path, _parcel("ship-250303-901", scans)) == [message]
+    assert _scan_clock_messages(tmp_path, _parcel("ship-250303-901", fixed)) == []
 
 
 def test_setup_rows_number_in_the_order_they_were_made(tmp_path: Path) -> None:
