@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "e7effe2f3b9306523bd021fb81e532c76d54b680de12b44204c4ca1fe04ee4a8"
+DEFAULT_WORLD_HASH = "6831e08ab78c6060a5435b3382706cfbbbe71d1bf197be66b17d9063b31b87a9"
 
 
 @pytest.mark.slow

@@ -258,6 +258,16 @@ def test_shipment_ship_dates_flags_a_pickup_off_the_docks_day(world: World) -> N
     assert [f.message for f in lint(world) if f.check == "shipment_ship_dates" and f.entity_id == ship] == [
         f"is picked up on {morning:%Y-%m-%d}, though labelled at 16:40 on {label:%Y-%m-%d}, in time for that day's "
         "collection or night trailer"]
+    evening = morning - timedelta(hours=11)  # labelled 20:40: the next business day's first collection, not later
+    for picked, why in ((morning.replace(hour=9, minute=10), f"is picked up at 09:10 on {morning:%Y-%m-%d}, though "
+                         "labelled after 20:00 the evening before: it leaves with the first collection (07:30)"),
+                        (evening.replace(hour=23, minute=30), "is picked up at 23:30 on the evening it was labelled "
+                         "(20:40), after the night trailer's last labels (20:00): it leaves with the next business "
+                         "day's first collection")):  # round 54
+        scans[0]["ts"], scans[1]["ts"] = evening.isoformat(), picked.isoformat()
+        world.conn.execute("UPDATE shipment SET shipped_at = ?, events = ? WHERE id = ?",
+                           (db.encode_datetime(picked), json.dumps(scans), ship))
+        assert [f.message for f in lint(world) if f.check == "shipment_ship_dates" and f.entity_id == ship] == [why]
 
 
 def test_staff_hours_flags_a_world_whose_staff_resolve_tickets_at_night(world: World) -> None:

@@ -1228,16 +1228,27 @@ one labelled earlier leaves the day it was labelled."""
 FIRST_PICKUP = time(7, 30)
 """The carrier's first collection of the day at the dock: no parcel is picked up earlier (kb-warehouse-network)."""
 
+FIRST_ROUND_ENDS = time(8, 0)
+"""By when the first collection has scanned the parcels labelled after :data:`NEXT_DAY_LABELS` the evening before."""
+
 
 def pickup_problem(labelled: datetime | None, picked: datetime) -> str | None:
     """What is wrong with a parcel picked up at ``picked`` after its label at ``labelled`` (both world time), as
-    kb-warehouse-network tells the dock's day: no pickup before the first collection, and a parcel labelled in time
-    for the last collection goes with it at the latest (a later one leaves on the night trailer)."""
+    kb-warehouse-network tells the dock's day: no pickup before the first collection, a parcel labelled in time
+    for the last collection goes with it at the latest (a later one leaves on the night trailer), and one labelled
+    after the night trailer's last labels goes with the next business day's first collection."""
     if picked.time() < FIRST_PICKUP:
         return f"is picked up at {picked:%H:%M}, before the carrier's first collection ({FIRST_PICKUP:%H:%M})"
     if labelled is not None and picked.date() > labelled.date() and labelled.time() < NEXT_DAY_LABELS:
         return (f"is picked up on {picked:%Y-%m-%d}, though labelled at {labelled:%H:%M} on {labelled:%Y-%m-%d}, in "
                 f"time for that day's collection or night trailer")
+    if labelled is not None and labelled.time() > NEXT_DAY_LABELS and picked.date() == labelled.date():
+        return (f"is picked up at {picked:%H:%M} on the evening it was labelled ({labelled:%H:%M}), after the night "
+                f"trailer's last labels ({NEXT_DAY_LABELS:%H:%M}): it leaves with the next business day's first collection")
+    if labelled is not None and labelled.time() > NEXT_DAY_LABELS and picked.date() > labelled.date() \
+            and picked.time() >= FIRST_ROUND_ENDS:
+        return (f"is picked up at {picked:%H:%M} on {picked:%Y-%m-%d}, though labelled after "
+                f"{NEXT_DAY_LABELS:%H:%M} the evening before: it leaves with the first collection ({FIRST_PICKUP:%H:%M})")
     if labelled is not None and labelled.time() <= NIGHT_TRAILER_LABELS and picked.time() > LAST_PICKUP:
         return (f"is picked up at {picked:%H:%M}, after the carrier's last collection ({LAST_PICKUP:%H:%M}), though "
                 f"labelled at {labelled:%H:%M}")

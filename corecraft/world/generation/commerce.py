@@ -15,6 +15,7 @@ from corecraft.world.compat import order_problems
 from corecraft.world.fidelity import (
     FIRST_PICKUP,
     LAST_PICKUP,
+    NEXT_DAY_LABELS,
     NIGHT_TRAILER_LABELS,
     asked_at,
     assigned_warehouse,
@@ -585,6 +586,10 @@ class CommerceMixin(GeneratorBase):
                 later = shipped - timedelta(minutes=minutes + 10)
         if later.date() == shipped.date() and later.time() <= NIGHT_TRAILER_LABELS and shipped.time() > LAST_PICKUP:
             shipped = datetime.combine(shipped.date(), LAST_PICKUP, shipped.tzinfo)  # in time for the last collection
+        if later.date() == shipped.date() and later.time() > NEXT_DAY_LABELS >= label.time():
+            # printed in time for the night trailer it leaves on: between its picking and the trailer's last labels
+            cutoff = datetime.combine(label.date(), NEXT_DAY_LABELS, label.tzinfo)
+            later = label + timedelta(minutes=(cutoff - label) // timedelta(minutes=2))
         if label < later <= min(shipped - timedelta(minutes=30), self.now):
             printed = later
         events = [(printed, "label_created", city), (shipped, "picked_up", city)]
