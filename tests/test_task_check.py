@@ -384,6 +384,17 @@ def test_setup_shipments_customers_and_lines_are_held_to_the_worlds_rules(name: 
         assert len(problems) == 1 and f"{path}:11: setup step 2: " in problems[0] and wrong in problems[0], problems
 
 
+def test_a_setup_resolution_written_the_minute_its_ticket_arrived_is_reported(tmp_path: Path) -> None:
+    """Round 54: a thank-you ticket was resolved the minute it arrived."""
+    path = tmp_path / "instant_resolution.yaml"
+    path.write_text(_setup_step(TICKET.replace("2025-03-02T11:04:00", "2025-03-01T10:17:00") + "\n  - " + RESOLUTION
+                                .replace("2025-03-02T11:04:00", "2025-03-01T10:17:00").replace("res-250302", "res-250301")),
+                    encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    assert len(problems) == 1 and "setup step 3: Resolution res-250301-001 is written at 2025-03-01 10:17, the minute " \
+        "its ticket arrived: a resolution comes once the work is done" in problems[0], problems
+
+
 def test_a_rewritten_record_that_world_chatter_names_needs_the_message_mentioned(world: World) -> None:
     order = world.conn.execute('SELECT id FROM "order" ORDER BY id LIMIT 1').fetchone()[0]
     world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = (SELECT min(id) FROM slackmessage)",

@@ -113,6 +113,13 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
                                       (str(row_id),)).fetchone()
         return [] if resolved else problem("status", f"is inserted {given['status']} without a Resolution: every "
                                                      "generated resolved or closed ticket has one")
+    if table == "Resolution" and isinstance(step, SetupInsert) and given.get("created_at"):
+        arrived = world.conn.execute(f"SELECT created_at FROM {db.table(models.SupportTicket)} WHERE id = ?",
+                                     (str(given.get("ticket_id")),)).fetchone()
+        written = _moment(given["created_at"], world)
+        if arrived is not None and db.decode_datetime(arrived[0], world.tz).replace(second=0) == written.replace(second=0):
+            return problem("created_at", f"is written at {written:%Y-%m-%d %H:%M}, the minute its ticket arrived: a "
+                                         "resolution comes once the work is done")
     if table == "Customer" and "phone" in given:
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
         return [] if row is None else [p for message in _phone_problems(row, world, seeds)
