@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6831e08ab78c6060a5435b3382706cfbbbe71d1bf197be66b17d9063b31b87a9"
+DEFAULT_WORLD_HASH = "4643acc0c9e2e457b999127106b15d541023f9bc3fc2cba05c42af44cc330771"
 
 
 @pytest.mark.slow

@@ -1388,16 +1388,21 @@ def test_slack_ticket_ages_counts_a_recent_escalation_as_a_live_case(world: Worl
 
 def test_slack_warehouse_staff_flags_a_support_agent_at_a_warehouse_and_a_hand_relaying_themself(world: World) -> None:
     message, author = pick(world, "slack_warehouse_staff", "SELECT id, author_id FROM slackmessage ORDER BY ts DESC")
-    staff = {e: (name.split()[0], department) for e, name, department in
-             world.conn.execute("SELECT id, name, department FROM employee ORDER BY id")}
-    hands = {first for first, department in staff.values() if department == "fulfillment"}
-    agent = next(first for e, (first, department) in staff.items()
-                 if department == "support" and first not in hands and first != staff[author][0])
+    staff = {e: (name.split()[0], title) for e, name, title in
+             world.conn.execute("SELECT id, name, title FROM employee ORDER BY id")}
+    hands = {first for first, title in staff.values() if title == "Fulfillment Associate"}
+    agent = next(first for e, (first, title) in staff.items()
+                 if title.startswith("Support") and first not in hands and first != staff[author][0])
+    manager = next(first for first, title in staff.values() if title == "Fulfillment Manager")
     hand_id, (hand, _) = next((e, who) for e, who in staff.items() if who[0] in hands and who[0] != staff[author][0])
     line = "{} at west says UPS Ground missed the evening pickup today, the truck comes back tomorrow morning."
     found = injected(world, "slack_warehouse_staff", message,
                      ("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format(agent), message)))
-    assert [f.message for f in found] == [f"places {agent} at west; no {agent} works in fulfillment"]
+    assert [f.message for f in found] == [f"places {agent} at west; no {agent} works on a warehouse floor"]
+    if manager not in hands:  # round 55: the manager of every warehouse works on none's floor
+        world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format(manager), message))
+        assert f"places {manager} at west; no {manager} works on a warehouse floor" in [
+            f.message for f in lint(world) if f.check == "slack_warehouse_staff" and f.entity_id == message]
     world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = ?", (line.format(hand), message))
     assert message not in flagged(world, "slack_warehouse_staff")
     world.conn.execute("UPDATE slackmessage SET author_id = ? WHERE id = ?", (hand_id, message))

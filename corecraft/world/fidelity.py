@@ -434,11 +434,16 @@ class TicketAge(_Data):
 
 class WarehouseStaff(_Data):
     """Colleagues Slack places at a warehouse by first name (``pattern``: group ``name`` is the first name, group
-    ``warehouse`` the warehouse): they work on its floor, in one of ``departments``, and are not the author
-    (a colleague relays what they say)."""
+    ``warehouse`` the warehouse): they work on its floor, in one of ``departments`` with a title ``titles`` matches
+    (an associate, not the manager of every warehouse), and are not the author (a colleague relays what they say)."""
 
     pattern: str
     departments: list[str]
+    titles: str
+
+    def on_a_floor(self, employee: Row) -> bool:
+        """Whether ``employee`` works on a warehouse floor."""
+        return employee["department"] in self.departments and re.search(self.titles, employee["title"]) is not None
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -452,12 +457,12 @@ class WarehouseStaff(_Data):
 
     def problems(self, text: str, author: Row | None, employees: Iterable[Row]) -> list[str]:
         """Why the colleagues ``text`` (posted by ``author``, None: not yet known) places at a warehouse could not
-        be there: nobody of that first name works in ``departments``, or it is the author's own name."""
+        be there: nobody of that first name works on a floor (:meth:`on_a_floor`), or it is the author's own name."""
         staff = list(employees)
         problems = []
         for name, warehouse in self.placed(text, staff).items():
-            if not any(e["name"].split()[0] == name and e["department"] in self.departments for e in staff):
-                problems.append(f"places {name} at {warehouse}; no {name} works in {'/'.join(self.departments)}")
+            if not any(e["name"].split()[0] == name and self.on_a_floor(e) for e in staff):
+                problems.append(f"places {name} at {warehouse}; no {name} works on a warehouse floor")
             if author is not None and author["name"].split()[0] == name:
                 problems.append(f"places {name} at {warehouse}, relaying them; {name} posted it")
         return problems

@@ -531,7 +531,7 @@ class ChatterMixin(GeneratorBase):
         if values["employee"] in staff.placed(template.format(**values), self.rows[m.Employee]):
             # the colleague a line places at a warehouse works on its floor
             values["employee"] = rng.choice(sorted(e["name"].split()[0] for e in self.rows[m.Employee]
-                                                   if e["department"] in staff.departments))
+                                                   if staff.on_a_floor(e)))
         refunds = about.refunds_by(story.ts)
         processed = [r["processed_at"] for r in refunds if r["processed_at"]]
         for pattern, kind in DURATION_CLAIMS:
