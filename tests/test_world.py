@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "4643acc0c9e2e457b999127106b15d541023f9bc3fc2cba05c42af44cc330771"
+DEFAULT_WORLD_HASH = "ed71d69a88905452a3fb63cbbe19daa3e9c65669bbdffcc4697695ebfc46814a"
 
 
 @pytest.mark.slow

@@ -78,6 +78,15 @@ def _named(ticket: dict[str, Any]) -> list[str]:
     return [ticket["_named"]] if ticket.get("_named") else []
 
 
+def _known(ticket: dict[str, Any], products: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The product staff can name in a ticket's notes: the one it was written about, when its words name it or it
+    is on the ticket's order or saved build ("a Gigabyte motherboard" on no order names no model)."""
+    product = products[ticket["_named"]] if ticket.get("_named") else None
+    if product is None or ticket["order_id"] or ticket.get("build_id"):
+        return product
+    return product if product["name"].casefold() in f"{ticket['subject']}\n{ticket['body']}".casefold() else None
+
+
 @dataclass
 class _TicketText:
     """A ticket's subject and body, and the product it names (if any)."""
@@ -493,7 +502,7 @@ class SupportMixin(GeneratorBase):
                 if outcome == "order_updated" and order is not None and order["status"] != "cancelled":
                     order["updated_at"] = max(order["updated_at"], t["updated_at"])  # the correction is a change
                 if t["status"] in ("resolved", "closed"):
-                    details = self.details(t, outcome, refund, products[t["_named"]] if t["_named"] else None)
+                    details = self.details(t, outcome, refund, _known(t, products))
                     approved = outcome == "replacement_sent" and re.search(promise.approval, details) is not None
                     resolutions.append({  # a replacement (re-send) is placed once the return (shortfall) is logged
                         "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],  # (replacement_orders)
@@ -509,7 +518,7 @@ class SupportMixin(GeneratorBase):
                     if t["status"] in ("resolved", "closed") else None
             if escalation is not None and self.fit_escalation(escalation, t, order, ships.get(t["order_id"] or ""),
                                                               employees[escalation["created_by_id"]], tiers[t["customer_id"]],
-                                                              products[t["_named"]] if t["_named"] else None):
+                                                              _known(t, products)):
                 escalations.append(escalation)
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
