@@ -1807,13 +1807,13 @@ def stale_dates(text: str, when: datetime, tz: tzinfo, rules: Fidelity, processe
     every day of refunds it gives ("refunds from 2025-08-22") that is not over yet or on which none of
     ``processed`` (refunds' processing moments, earliest first) was."""
     today = when.astimezone(tz).date()
-    refunded = set(refund_days(processed, when, tz))
-    return [f"says {m.group(0)!r} on {today.isoformat()}" for m in re.finditer(rules.stale_date_claim, text)
-            if date.fromisoformat(m.group(1)) <= today] + \
-        [f"says {m.group(0)!r} on {today.isoformat()}, before that day is over"
-         if date.fromisoformat(m.group(1)) >= today else f"says {m.group(0)!r}, a day no refund was processed on"
-         for m in re.finditer(rules.past_date_claim, text)
-         if date.fromisoformat(m.group(1)) >= today or date.fromisoformat(m.group(1)) not in refunded]
+    ahead = [f"says {m.group(0)!r} on {today.isoformat()}" for m in re.finditer(rules.stale_date_claim, text)
+             if date.fromisoformat(m.group(1)) <= today]
+    past = [(m.group(0), date.fromisoformat(m.group(1))) for m in re.finditer(rules.past_date_claim, text)]
+    refunded = set(refund_days(processed, when, tz)) if past else set()  # most lines name no day of refunds
+    return ahead + [f"says {said!r} on {today.isoformat()}, before that day is over" if day >= today
+                    else f"says {said!r}, a day no refund was processed on"
+                    for said, day in past if day >= today or day not in refunded]
 
 
 def kb_edit_problems(text: str, when: datetime, tz: tzinfo, updated: dict[str, date], rules: Fidelity) -> list[str]:
