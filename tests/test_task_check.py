@@ -212,10 +212,17 @@ SETUP_RECORDS = {
     "delivered_without_going_out": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
                                                                'location: "Richmond, VA"}'),
                                     "is delivered with no 'out_for_delivery' scan before it"),
-    "a_week_on_the_road_unscanned": (_scans(LABEL, PICKUP, _out_for_delivery("2025-02-21"),
-                                            '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
-                                            'location: "Richmond, VA"}'),
-                                     "with no in-transit scan"),
+    "days_on_the_road_unscanned": (_scans(LABEL, PICKUP, _out_for_delivery("2025-02-18"),
+                                          '{ts: "2025-02-18T11:00:00-05:00", status: delivered, '
+                                          'location: "Richmond, VA"}'),
+                                   "with no in-transit scan"),
+    "six_business_days_silent": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-24"),
+                                        '{ts: "2025-02-24T11:00:00-05:00", status: delivered, '
+                                        'location: "Richmond, VA"}'),
+                                 "has no scan from 2025-02-14 04:10 to 2025-02-24 08:05, more than 5 business days"),
+    "five_business_days_silent": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-21"),
+                                         '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
+                                         'location: "Richmond, VA"}'), None),
     "sunday_delivery": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-23"),
                                '{ts: "2025-02-23T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'),
                         "is delivered on Sunday (2025-02-23): the world's carriers deliver on business days only"),

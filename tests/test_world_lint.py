@@ -175,6 +175,34 @@ def test_shipment_speeds_flags_a_parcel_faster_than_its_service(world: World) ->
                                      "WHERE id = ?", ship)[0].replace("_", " ") + ")")
 
 
+def test_shipment_silences_flags_six_business_days_without_a_scan_and_passes_five(world: World) -> None:
+    ship, = pick(world, "shipment_silences", "SELECT id FROM shipment WHERE delivered_at IS NOT NULL ORDER BY id")
+    # Picked up Friday 2025-08-22, sorted Monday 08-25; Labor Day (09-01) is no business day, so Wednesday 09-03 is
+    # the sixth business day after the sort and Tuesday 09-02 the fifth.
+    scans = [("2025-08-22T14:10:00-04:00", "picked_up"), ("2025-08-25T02:40:00-04:00", "in_transit"),
+             ("2025-09-03T03:15:00-04:00", "in_transit"), ("2025-09-03T08:20:00-04:00", "out_for_delivery"),
+             ("2025-09-03T15:05:00-04:00", "delivered")]
+    events = [{"ts": ts, "status": status, "location": "Memphis, TN"} for ts, status in scans]
+    found = injected(world, "shipment_silences", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)))
+    assert [f.message for f in found] == [
+        "has no scan from 2025-08-25 02:40 to 2025-09-03 03:15, more than 5 business days"]
+    events[2]["ts"] = "2025-09-02T03:15:00-04:00"
+    world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship))
+    assert ship not in flagged(world, "shipment_silences")
+
+
+def test_shipment_silences_flags_a_parcel_on_its_way_gone_quiet(world: World) -> None:
+    ship, events = pick(world, "shipment_silences", "SELECT id, events FROM shipment WHERE delivered_at IS NULL "
+                        "AND json_array_length(events) > 2 ORDER BY id")
+    quiet = [e for e in json.loads(events) if e["status"] in ("label_created", "picked_up")]
+    found = injected(world, "shipment_silences", ship,
+                     ("UPDATE shipment SET events = ?, shipped_at = '2025-08-01 14:00:00.000000' WHERE id = ?",
+                      (json.dumps([{**e, "ts": f"2025-08-01T{10 + k}:05:00-04:00"} for k, e in enumerate(quiet)]),
+                       ship)))
+    assert len(found) == 1 and found[0].message.startswith("has no scan from 2025-08-01 11:05 to ")
+
+
 def test_shipment_business_days_flags_an_overnight_parcel_a_week_late(world: World) -> None:
     ship, = pick(world, "shipment_business_days", "SELECT id FROM shipment ORDER BY id")
     # FedEx Overnight shipped Tuesday 2025-09-02 is due Wednesday 09-03: two business days late is the most

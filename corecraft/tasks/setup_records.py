@@ -11,7 +11,9 @@ time for it, on the label's day unless labelled after 20:00), picked up at the i
 the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
 its drawn digits spelling nothing of its order's number (:func:`spells_order`); 30 hours or more on the road, it has
-in-transit scans (:data:`HUB_SCAN_AFTER`); its ETA is on a business day, and an inserted parcel once picked up has
+in-transit scans (:data:`HUB_SCAN_AFTER`), and one delivered went no more than
+:data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` business days without a scan (one still on its way may have gone
+quiet: that is a task's stuck parcel); its ETA is on a business day, and an inserted parcel once picked up has
 one (an update may blank a seeded parcel's, as the carrier's data sometimes does). Its order takes no part after
 that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on backorder, seeded
 or set up). A SupportTicket inserted ``resolved`` or ``closed`` has its Resolution, as every generated one does, and
@@ -58,7 +60,13 @@ from corecraft.world.fidelity import (
     shipped_out_of_stock,
     stock_out_moments,
 )
-from corecraft.world.rules import TRACKING_FORMATS, is_business_day, is_tracking_number
+from corecraft.world.rules import (
+    SILENT_BUSINESS_DAYS,
+    TRACKING_FORMATS,
+    is_business_day,
+    is_tracking_number,
+    silent_stretch,
+)
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
 
@@ -347,6 +355,12 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         out.append(("events", f"goes from its pickup at {pickup['ts']} to its {arrived['status']!r} scan at "
                               f"{arrived['ts']} with no in-transit scan: every world parcel that long on the road is "
                               "scanned at the hubs on its way or its local facility"))
+    scans = [moment for e in events if e.get("status") != "label_created"  # a future scan: reported above
+             and (moment := _moment(e["ts"], world).astimezone(world.tz)) <= world.now]
+    if row["delivered_at"] and (stretch := silent_stretch(scans, None, holidays)) is not None:
+        out.append(("events", f"has no scan from {stretch[0]:%Y-%m-%d %H:%M} to {stretch[1]:%Y-%m-%d %H:%M}, more "
+                              f"than {SILENT_BUSINESS_DAYS} business days: no world parcel goes that long unscanned, "
+                              "and kb-shipment-tracking-events opens a carrier trace for one that does"))
     statuses = [e.get("status") for e in events]
     if "delivered" in statuses and "out_for_delivery" not in statuses[:statuses.index("delivered")]:
         out.append(("events", "is delivered with no 'out_for_delivery' scan before it: every world parcel goes out "

@@ -81,6 +81,7 @@ from corecraft.world.fidelity import (
 from corecraft.world.rules import (
     OFFICE_HOURS,
     SAFETY_RESPONSE,
+    SILENT_BUSINESS_DAYS,
     TRACKING_FORMATS,
     add_business_days,
     business_days_after,
@@ -89,6 +90,7 @@ from corecraft.world.rules import (
     max_delay,
     office_time_after,
     phone_line_open,
+    silent_stretch,
 )
 from corecraft.world.seeds import Seeds
 from corecraft.world.store import World
@@ -426,6 +428,21 @@ def shipment_business_days(r: Records) -> list[Finding]:
                 day = holidays.get(moment.date(), moment.strftime("%A"))
                 found.append(Finding("shipment_business_days", ship["id"],
                                      f"has a {event['status']} scan on {day} ({moment:%Y-%m-%d})"))
+    return found
+
+
+def shipment_silences(r: Records) -> list[Finding]:
+    """A parcel on the road is scanned at least every :data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` business
+    days, from its pickup to its delivery (or to now, on its way): a longer silence is what
+    ``kb-shipment-tracking-events`` opens a carrier trace for, which no generated parcel calls for."""
+    found = []
+    for ship in r.shipments.values():
+        scans = [datetime.fromisoformat(e["ts"]).astimezone(r.tz) for e in ship["events"]
+                 if e["status"] != "label_created"]
+        if (stretch := silent_stretch(scans, None if ship["delivered_at"] else r.now.astimezone(r.tz),
+                                      r.policy.carrier_holidays)) is not None:
+            found.append(Finding("shipment_silences", ship["id"], f"has no scan from {stretch[0]:%Y-%m-%d %H:%M} to "
+                                 f"{stretch[1]:%Y-%m-%d %H:%M}, more than {SILENT_BUSINESS_DAYS} business days"))
     return found
 
 
@@ -1834,7 +1851,8 @@ def ticket_wording_repeats(r: Records) -> list[Finding]:
 
 CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     causal_references, product_symptoms, duplicate_slack_texts, shipment_routes, shipment_business_days, shipment_speeds,
-    shipment_ship_dates, shipment_clocks, shipment_scans, shipment_exceptions, shipment_origins, shipment_hub_repeats,
+    shipment_silences, shipment_ship_dates, shipment_clocks, shipment_scans, shipment_exceptions, shipment_origins,
+    shipment_hub_repeats,
     staff_hours,
     price_change_moments, price_steps, order_prices, price_adjustments, repeat_orders, order_compatibility, stock_outs,
     backorder_ages, build_dates,

@@ -1,5 +1,5 @@
 """The company's pure rules: money rounding, shipping price, business days (with carrier holidays), how late a
-parcel can run, months and each carrier's tracking-number format.
+parcel can run and how long it may go unscanned, months and each carrier's tracking-number format.
 
 No I/O and no state: the generator and the tools both compute with these, so a generated order
 and a tool's quote can never disagree. The numbers come from the :class:`~corecraft.world.seeds.Policy`
@@ -9,8 +9,9 @@ passed in.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import date, datetime, timedelta
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the seeds read the fidelity data, which counts business days here
@@ -49,6 +50,21 @@ def add_business_days(start: datetime, days: int, holidays: Collection[date]) ->
 def business_days_after(start: date, end: date, holidays: Collection[date]) -> int:
     """Business days after ``start`` up to and including ``end``: how the handbook counts an SLA."""
     return sum(is_business_day(start + timedelta(days=k), holidays) for k in range(1, (end - start).days + 1))
+
+
+SILENT_BUSINESS_DAYS = 5
+"""``kb-shipment-tracking-events``: a parcel in transit with no new event for this many business days gets a carrier
+trace; one that scans again within them is on its way."""
+
+
+def silent_stretch(scans: Sequence[datetime], until: datetime | None,
+                   holidays: Collection[date]) -> tuple[datetime, datetime] | None:
+    """The first stretch a parcel went more than :data:`SILENT_BUSINESS_DAYS` business days without a scan: between
+    two of its ``scans`` (moments in world time, in order, from its pickup on), or after the last one up to ``until``
+    (the world's now, for a parcel not yet delivered); None when it never did."""
+    ends = [*scans, *([until] if until is not None else [])]
+    return next(((a, b) for a, b in pairwise(ends)
+                 if business_days_after(a.date(), b.date(), holidays) > SILENT_BUSINESS_DAYS), None)
 
 
 def max_delay(sla_business_days: int) -> int:

@@ -7,7 +7,7 @@ import string
 from collections import defaultdict
 from collections.abc import Collection
 from datetime import date, datetime, timedelta
-from itertools import accumulate
+from itertools import accumulate, combinations, pairwise, repeat
 from typing import Any
 
 from corecraft.world import models as m
@@ -597,17 +597,24 @@ class CommerceMixin(GeneratorBase):
         end = delivered or self.now
         spare = self.local_rng("hops", order["id"])
         hops, hop = [], label + timedelta(hours=18)
-        while hop < end - timedelta(hours=12):
+        while hop < arrive - timedelta(hours=12):  # the whole journey, the part still to come included
             hops.append(hop)
             hop += timedelta(hours=gaps.pop(0) if gaps else spare.randint(16, 40))
         # The hubs on the way, then the local delivery facility; hubs scan on carrier business days.
-        route = [*(hub for hub in self.route(city, dest, order["id"]) if hub != dest), dest]
         hops = [h for h in self.on_carrier_days(hops, holidays) if h > shipped + timedelta(hours=6)]
-        # Each stop scans the parcel once, the scans spread over the journey (no hub day after day); with
-        # fewer scans than stops, the last scans are the local facility's.
-        stops = min(len(route), len(hops))
-        route = route[len(route) - stops:]
-        events += [(hops[(k + 1) * len(hops) // stops - 1], "in_transit", hub) for k, hub in enumerate(route)]
+        route = [*(hub for hub in self.route(city, dest, order["id"], len(hops) - 2) if hub != dest), dest]
+        # Each place scans the parcel once (no hub day after day), the scans spread evenly over the journey so
+        # that none falls silent for days (``kb-shipment-tracking-events`` has a trace opened after five
+        # business days without a scan): a long trip leaves the carrier's sort centre in the warehouse city
+        # the night after its pickup; with fewer scans than stops, the last scans are the local facility's.
+        if len(hops) > len(route) and city != dest:  # the sort centre's scan then, or spread with the others
+            ways = [[hops[0], *self.spread(hops[1:], len(route), hops[0], arrive)],
+                    self.spread(hops, len(route) + 1, shipped, arrive)]
+            events += zip(min(ways, key=lambda way: max(b - a for a, b in pairwise([shipped, *way, arrive]))),
+                          repeat("in_transit"), [city, *route])
+        else:
+            places = route[max(len(route) - len(hops), 0):]
+            events += zip(self.spread(hops, len(places), shipped, arrive), repeat("in_transit"), places)
         out_for_delivery = delivered.replace(hour=7, minute=0) + timedelta(minutes=run) if delivered else None
         events = self.reachable(events, dest, out_for_delivery, carrier)
         due = self.local_rng("delay", order["id"])
@@ -671,6 +678,17 @@ class CommerceMixin(GeneratorBase):
             moved[k] = max(moved[k], moved[k - 1] + timedelta(minutes=1))
         return moved
 
+    @staticmethod
+    def spread(hops: list[datetime], count: int, start: datetime, end: datetime) -> list[datetime]:
+        """``count`` of the moments ``hops`` (in order, at least ``count`` of them), each the nearest to its share
+        of the way from ``start`` to ``end``: the k-th of n nearest ``start + k/(n+1)`` of the way."""
+        chosen: list[int] = []
+        for k in range(count):
+            target = start + (end - start) * (k + 1) / (count + 1)
+            first, last = chosen[-1] + 1 if chosen else 0, len(hops) - count + k
+            chosen.append(min(range(first, last + 1), key=lambda i: abs(hops[i] - target)))
+        return [hops[i] for i in chosen]
+
     def hop_gaps(self, shipped: datetime, end: datetime, rng: random.Random) -> list[int]:
         """Hours between in-transit scans, drawn from ``rng`` for a parcel shipped at ``shipped`` and
         travelling until ``end``."""
@@ -681,10 +699,11 @@ class CommerceMixin(GeneratorBase):
             hop += timedelta(hours=gaps[-1])
         return gaps
 
-    def route(self, origin: str, dest: str, order_id: str) -> list[str]:
-        """Up to three carrier hubs on the way from ``origin`` to the city ``dest`` (``City, ST``), each nearer
-        it, with no zig-zag (:meth:`~corecraft.world.fidelity.Fidelity.route_problems`) in whatever part of the
-        route gets scanned: a hub that makes one is dropped."""
+    def route(self, origin: str, dest: str, order_id: str, scans: int) -> list[str]:
+        """Up to three carrier hubs (or, for a trip of more ``scans``, that many) on the way from ``origin`` to the
+        city ``dest`` (``City, ST``), each nearer it, with no zig-zag
+        (:meth:`~corecraft.world.fidelity.Fidelity.route_problems`) in whatever part of the route gets scanned: a hub
+        that makes one is dropped."""
         geo = self.seeds.fidelity
         start, goal = geo.coordinates(origin), geo.coordinates(dest)
         if start is None or goal is None:
@@ -693,12 +712,12 @@ class CommerceMixin(GeneratorBase):
         on_the_way = [name for name, at in geo.hubs.items()
                       if distance_km(at, goal) < direct - 100 and not geo.route_problems([origin, name], dest)]
         rng = self.local_rng("route", order_id)
-        chosen = rng.sample(on_the_way, min(len(on_the_way), rng.randint(1, 3)))
+        chosen = rng.sample(on_the_way, min(len(on_the_way), max(rng.randint(1, 3), scans)))
         hubs = sorted(chosen, key=lambda name: -distance_km(geo.hubs[name], goal))
-        # A parcel's scans show the warehouse and a run of the hubs (the first ones go unscanned on a quick
-        # trip, the last ones not yet on a parcel in transit): each run must read as a route.
-        while (wrong := next((stop for k in range(len(hubs)) for m in range(k + 1, len(hubs) + 1)
-                              for stop, _ in geo.route_problems([origin, *hubs[k:m]], dest)), None)) is not None:
+        # A parcel's scans show the warehouse and some of the hubs (the first ones go unscanned on a quick
+        # trip, one too far for its pace is dropped): whichever are scanned must read as a route.
+        while (wrong := next((stop for size in range(1, len(hubs) + 1) for some in combinations(hubs, size)
+                              for stop, _ in geo.route_problems([origin, *some], dest)), None)) is not None:
             hubs.remove(wrong)
         return hubs
 
