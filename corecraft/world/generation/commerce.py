@@ -605,9 +605,10 @@ class CommerceMixin(GeneratorBase):
         route = [*(hub for hub in self.route(city, dest, order["id"], len(hops) - 2) if hub != dest), dest]
         # Each place scans the parcel once (no hub day after day), the scans spread evenly over the journey so
         # that none falls silent for days (``kb-shipment-tracking-events`` has a trace opened after five
-        # business days without a scan): a long trip leaves the carrier's sort centre in the warehouse city
-        # the night after its pickup; with fewer scans than stops, the last scans are the local facility's.
-        if len(hops) > len(route) and city != dest:  # the sort centre's scan then, or spread with the others
+        # business days without a scan). A trip with scans to spare is also scanned at the carrier's sort
+        # centre in the warehouse city: the night after its pickup, or spread with the others, whichever
+        # leaves the shorter longest silence. With fewer scans than stops, the last are the local facility's.
+        if len(hops) > len(route) and city != dest:
             ways = [[hops[0], *self.spread(hops[1:], len(route), hops[0], arrive)],
                     self.spread(hops, len(route) + 1, shipped, arrive)]
             events += zip(min(ways, key=lambda way: max(b - a for a, b in pairwise([shipped, *way, arrive]))),
