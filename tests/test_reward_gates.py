@@ -64,6 +64,15 @@ def test_a_value_from_the_records_is_a_fact_about_something_else() -> None:
     assert conflicts(reply, REFERENCE, TODAY, lambda f: f.value == 59.99) == []
 
 
+def test_the_sum_of_a_facts_figures_is_their_total_not_a_second_answer() -> None:
+    """Round 57: two orders' refunds, then their total; a hedge between two totals is still a conflict."""
+    reference = "Refund for the August 20 order: $596.75. Refund for the August 29 order: $894.25."
+    total = reference + " The total refund across both orders: $1,491.00."
+    assert conflicts(total, reference, TODAY, nothing_seen) == []
+    assert conflicts(total.replace("1,491.00", "1,500.00"), reference, TODAY, nothing_seen)
+    assert conflicts(REFERENCE + " Your refund of $343.50 is on its way.", REFERENCE, TODAY, nothing_seen)
+
+
 def test_figures_know_their_label_kind_and_the_word_after() -> None:
     found = {(f.kind, f.label, f.after, f.value) for f in figures("It stands 168 mm tall; the case takes coolers up to "
                                                                   "155 mm. Delivered on Sep 5, refund of $12.50.", TODAY)}

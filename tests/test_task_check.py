@@ -220,6 +220,13 @@ SETUP_RECORDS = {
                                         '{ts: "2025-02-24T11:00:00-05:00", status: delivered, '
                                         'location: "Richmond, VA"}'),
                                  "has no scan from 2025-02-14 04:10 to 2025-02-24 08:05, more than 5 business days"),
+    "hub_scan_on_a_sunday": (_scans(LABEL, PICKUP, '{ts: "2025-02-16T04:10:00-05:00", status: in_transit, '
+                                                     'location: "Richmond, VA"}'),
+                             "is scanned in transit on Sunday (2025-02-16): the world's carrier hubs scan on business "
+                             "days only"),
+    "one_hub_scanned_twice": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-17T03:25:00-05:00", status: in_transit, '
+                                                         'location: "Richmond, VA"}'),
+                              "has 2 in-transit scans at Richmond, VA: a place scans a parcel once on its way"),
     "five_business_days_silent": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-21"),
                                          '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
                                          'location: "Richmond, VA"}'), None),

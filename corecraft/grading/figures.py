@@ -15,7 +15,9 @@ known by its kind, its label and the content word right after it ("322 mm" -> ``
 and "2.5 slots" are different things even next to one label). A reply figure is a conflict when the
 reference has a figure with the same kind, label and word after, and its value is neither any figure
 of that kind in the reference nor one the records the agent read hold (the prompt and its tool
-results: a true value from the records is a fact about something else, not a second answer). A reply
+results: a true value from the records is a fact about something else, not a second answer), nor the
+sum of the reference's several figures under that label and word (two refunds, then "the total refund
+across both orders is $1,491.00": round 57). A reply
 that restates the reference's facts in its own words, or adds figures under other words, is never a
 conflict; only an unsupported value given as the same fact is.
 
@@ -144,10 +146,12 @@ def conflicts(reply: str, reference: str, today: date, seen: Callable[[Figure], 
     hold it either (a value from the records is a fact about something else, not a second answer)."""
     known = figures(reference, today)
     facts = {f.key for f in known if f.label is not None}
+    totals = {key: sum(values) for key in facts
+              if len(values := {k.value for k in known if k.key == key}) > 1 and key[0] != "date"}
     out = []
     for f in figures(reply, today):
-        if f.key not in facts:
-            continue
+        if f.key not in facts or (f.key in totals and _same_value(f.kind, totals[f.key], f.value)):
+            continue  # the total of the reference's figures for this fact (two orders' refunds added up)
         if not any(k.kind == f.kind and _same_value(f.kind, k.value, f.value) for k in known) and not seen(f):
             stated = sorted({k.shown for k in known if k.key == f.key})
             out.append(f"{f.shown} for {f.label!r} (the reference gives {', '.join(stated)})")

@@ -8,7 +8,8 @@ it is labelled and picked up on carrier business days (:func:`~corecraft.world.r
 ``carrier_holidays`` from ``seeds/policy.yaml``) and within the dock's day
 (:func:`~corecraft.world.fidelity.pickup_problem`: not before the first collection, by the last one if labelled in
 time for it, on the label's day unless labelled after 20:00), picked up at the instant of its ``shipped_at`` (the ship date is
-the pickup), it is delivered on a business day too (the world's carriers never deliver on a weekend or holiday), and
+the pickup), it is scanned at a hub and delivered on a business day too (the world's carriers never scan in transit
+or deliver on a weekend or holiday) and scanned in transit at most once at each place, and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
 its drawn digits spelling nothing of its order's number (:func:`spells_order`); 30 hours or more on the road, it has
 in-transit scans (:data:`HUB_SCAN_AFTER`), and one delivered went no more than
@@ -43,6 +44,7 @@ its ids.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -76,6 +78,8 @@ _OPEN_DAYS_ONLY = {
                                   "(kb-warehouse-network)"),
     "picked_up": ("picked up", "carriers collect on business days only"),
     "delivered": ("delivered", "the world's carriers deliver on business days only"),
+    "in_transit": ("scanned in transit", "the world's carrier hubs scan on business days only (lint's "
+                                         "shipment_business_days)"),
 }
 """Scans that happen on carrier business days only: what the scan says was done, and why not on a closed day."""
 HUB_SCAN_AFTER = timedelta(hours=30)
@@ -361,6 +365,9 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         out.append(("events", f"has no scan from {stretch[0]:%Y-%m-%d %H:%M} to {stretch[1]:%Y-%m-%d %H:%M}, more "
                               f"than {SILENT_BUSINESS_DAYS} business days: no world parcel goes that long unscanned, "
                               "and kb-shipment-tracking-events opens a carrier trace for one that does"))
+    hubs = Counter(e["location"] for e in events if e.get("status") == "in_transit")
+    out += [("events", f"has {n} in-transit scans at {place}: a place scans a parcel once on its way, as the world's "
+                       "(lint's shipment_hub_repeats)") for place, n in sorted(hubs.items()) if n > 1]
     statuses = [e.get("status") for e in events]
     if "delivered" in statuses and "out_for_delivery" not in statuses[:statuses.index("delivered")]:
         out.append(("events", "is delivered with no 'out_for_delivery' scan before it: every world parcel goes out "
