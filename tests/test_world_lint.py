@@ -16,7 +16,7 @@ from corecraft.cli.main import app
 from corecraft.domain import Domain, default_domain
 from corecraft.world import db
 from corecraft.world.fidelity import DELIVERY_CLAIM, DURATION_CLAIMS, LATE_REFUND_FOLLOW_UP, RETURN_FOLLOW_UP
-from corecraft.world.lint import CHECKS, Finding, counts
+from corecraft.world.lint import CHECKS, Finding, Records, counts
 from corecraft.world.lint import lint as lint_with
 from corecraft.world.store import World
 
@@ -1172,6 +1172,26 @@ def default_world() -> Iterator[World]:
     world = default_domain().store.open("default")
     yield world
     world.close()
+
+
+def test_slack_names_a_product_as_staff_write_it(default_world: World) -> None:
+    """Rounds 56 and 57: staff on Slack wrote "ASUS ROG Strix B760-I Gaming WiFi"; they write "Strix B760-I"."""
+    long = {p.name: p.called for p in default_domain().seeds.catalogue if p.called}
+    texts = [text for text, in default_world.conn.execute("SELECT text FROM slackmessage")]
+    assert [t for t in texts if any(name in t for name in long)] == []
+    records = Records(default_world, default_domain().seeds)
+    staff_named = [t for t in texts if any(p["id"] in records.called and records.called[p["id"]] != p["name"]
+                                           and records.called[p["id"]] in t for p in records.named_products(t))]
+    assert len(staff_named) >= 5
+
+
+def test_named_products_reads_a_staff_name_on_its_own_not_inside_a_sku(default_world: World) -> None:
+    records = Records(default_world, default_domain().seeds)
+    assert [p["id"] for p in records.named_products("Is the 5080 Suprim in stock?")] == ["GPU-MSI-RTX5080-SUPRIM"]
+    assert [p["id"] for p in records.named_products("PC-CC-SPARK-5600X-B580 passed the bench test")] == [
+        "PC-CC-SPARK-5600X-B580"]
+    assert {p["id"] for p in records.named_products("Z790 Tomahawk DDR4 or the Z790 Tomahawk (DDR5)?")} == {
+        "MB-MSI-Z790-TOMAHAWK-DDR4", "MB-MSI-Z790-TOMAHAWK-DDR5"}
 
 
 def replacement(world: World) -> tuple[str, ...]:

@@ -1893,10 +1893,11 @@ class FillWords:
         return "".join(out) + text[done:]
 
 
-def fill_words(products: Iterable[Row], people: Iterable[Row]) -> FillWords:
+def fill_words(products: Iterable[Row], people: Iterable[Row], called: Mapping[str, str]) -> FillWords:
     """The names a Slack line fills in besides carriers, warehouses and numbers: every product's name,
-    SKU and brand and every person's (employee's, customer's) name and first name."""
-    names = {w for p in products for w in (p["name"], p["sku"], p["brand"])}
+    SKU, brand and what staff call it (``called``, by product id) and every person's (employee's, customer's)
+    name and first name."""
+    names = {w for p in products for w in (p["name"], p["sku"], p["brand"], called.get(p["id"], p["name"]))}
     names |= {w for person in people for w in (person["name"], person["name"].split()[0])}
     return FillWords(names)
 

@@ -177,7 +177,11 @@ class Records:
         self.handlings = ticket_handlings(self.tickets, self.resolutions.values(), self.escalations.values(),
                                           self.refunds.values())
         """How each ticket was handled (its resolution, escalations and refunds), by ticket id."""
-        self._names = sorted(((p["name"], pid) for pid, p in self.products.items()), key=lambda x: -len(x[0]))
+        self.called = seeds.called
+        """What staff call each product on Slack, by product id."""
+        self._names = [(re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])"), pid) for name, pid in sorted(
+            {(str(name), pid) for pid, p in self.products.items() for name in (p["name"], self.called.get(pid, p["name"]))},
+            key=lambda x: (-len(x[0]), x))]  # a name stands on its own: "5600X" is not in "PC-CC-SPARK-5600X-B580"
 
     def dated(self, entity_id: str) -> datetime | None:
         """When the entity came to be (None when there is no such entity)."""
@@ -187,13 +191,14 @@ class Records:
         return None if row is None else row[column]
 
     def named_products(self, text: str) -> list[Row]:
-        """Products ``text`` names, by full name or SKU (longest names first, each span once)."""
+        """Products ``text`` names, by full name, what staff call it or SKU (longest names first, each span
+        once)."""
         found: list[Row] = []
         rest = text
         for name, pid in self._names:
-            if name in rest:
-                found.append(self.products[pid])
-                rest = rest.replace(name, " ")
+            if name.search(rest):
+                found += [] if self.products[pid] in found else [self.products[pid]]
+                rest = name.sub(" ", rest)
         for pid, product in self.products.items():
             if re.search(rf"\b{re.escape(product['sku'])}\b", rest) and product not in found:
                 found.append(self.products[pid])
@@ -1344,7 +1349,7 @@ def slack_sentence_repeats(r: Records) -> list[Finding]:
     several people on several days read as a template, unless the later one replies to the first."""
     first: dict[str, Row] = {}
     found = []
-    names = fill_words(r.products.values(), [*r.employees.values(), *r.customers.values()])
+    names = fill_words(r.products.values(), [*r.employees.values(), *r.customers.values()], r.called)
     for msg in sorted(r.messages.values(), key=lambda m: (m["ts"], m["id"])):
         for sentence in sorted(names.said(msg["text"])):
             earlier = first.setdefault(sentence, msg)

@@ -27,6 +27,7 @@ class _Seed(BaseModel):
 class ProductSeed(_Seed):
     sku: str = Field(pattern=r"^[A-Z0-9-]+$")
     name: str
+    called: str | None = Field(default=None, description="What staff write on Slack, when not its full name.")
     brand: str
     category: Category
     price: float = Field(gt=0)
@@ -165,6 +166,11 @@ class Seeds:
     @cached_property
     def catalogue(self) -> tuple[ProductSeed, ...]:
         return tuple(ProductSeed.model_validate(p) for p in self._load("products.yaml")["products"])
+
+    @cached_property
+    def called(self) -> dict[str, str]:
+        """What staff call each product on Slack, by product id (its SKU): its ``called`` name, else its name."""
+        return {p.sku: p.called or p.name for p in self.catalogue}
 
     @cached_property
     def handbook(self) -> tuple[ArticleSeed, ...]:

@@ -182,7 +182,7 @@ class ChatterMixin(GeneratorBase):
         used: set[str] = set()
         said: set[str] = set()
         self.day_end_told: set[date] = set()  # days whose end (a missed pickup) a post already told of
-        names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer])
+        names = fill_words(products, self.rows[m.Employee] + self.rows[m.Customer], self.seeds.called)
         rules_said: set[str] = set()
         spent: set[str] = set()
         stances: dict[tuple[str, str], int] = {}  # (question, author) -> the one stance the author took on it
@@ -542,7 +542,7 @@ class ChatterMixin(GeneratorBase):
                     values["days"] = max(1, round(actual))
                 elif actual is not None:
                     values["date"] = actual.isoformat()
-        text = template.format(**values)
+        text = template.format(**{**values, "product": self.seeds.called[product["id"]]})  # as staff write it
         names_order = "{order_id}" in template or "{tracking}" in template
         if symptom_problems(text, [product] if names_product else [], None, rules) \
                 or category_problems(text, [product] if names_product else [], records.brands, rules) \
