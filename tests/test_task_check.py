@@ -409,6 +409,25 @@ def test_a_setup_resolution_written_the_minute_its_ticket_arrived_is_reported(tm
         "its ticket arrived: a resolution comes once the work is done" in problems[0], problems
 
 
+@pytest.mark.parametrize(("outcome", "refund", "wrong"), [
+    ("no_action", "ref-250302-001", "is no_action with refund_id ref-250302-001: only refund_issued links a refund"),
+    ("refund_issued", "ref-250302-001", "records refund ref-250302-001 as issued, but it is pending"),
+    ("refund_issued", None, "is refund_issued with refund_id None: only refund_issued links a refund, and it must"),
+])
+def test_a_setup_resolution_links_a_refund_as_create_resolution_would(outcome: str, refund: str | None, wrong: str,
+                                                                     tmp_path: Path) -> None:
+    """Round 58: an audit's setup recorded a denied refund on a no-action resolution and pending ones as issued."""
+    pending = ("{insert: Refund, row: {id: ref-250302-001, payment_id: pay-250213-001, lines: [], amount: 5.0, "
+               "reason: goodwill, status: pending, ticket_id: tick-250301-001, approved_by_id: null, "
+               "created_at: '2025-03-02T10:40:00', processed_at: null}}")
+    path = tmp_path / "resolution_refund.yaml"
+    resolution = RESOLUTION.replace("outcome: recommendation_provided", f"outcome: {outcome}").replace(
+        "resolved_by_id: emp-011,", f"resolved_by_id: emp-011, refund_id: {refund or 'null'},")
+    path.write_text(_setup_step(TICKET + "\n  - " + pending + "\n  - " + resolution), encoding="utf-8")
+    problems = [str(p) for p in check_task(path) if "Resolution res-250302-001" in str(p)]
+    assert len(problems) == 1 and wrong in problems[0], problems
+
+
 def test_a_rewritten_record_that_world_chatter_names_needs_the_message_mentioned(world: World) -> None:
     order = world.conn.execute('SELECT id FROM "order" ORDER BY id LIMIT 1').fetchone()[0]
     world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = (SELECT min(id) FROM slackmessage)",

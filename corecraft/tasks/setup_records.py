@@ -34,8 +34,10 @@ address in its customer's address book, as written there (:func:`~corecraft.worl
 lint's order_addresses holds the world's). A seeded ticket or order the setup rewrites is named by no Slack message
 the task leaves unmentioned (:func:`chatter_problems`), and the task's actor wrote no Slack post the knowledge base
 contradicts (:func:`actor_voice_problems`). A customer's email or signed-in chat arrives on a ticket of theirs still
-in work (:func:`request_ticket_problems`). No inserted row is updated before it was created. Each row is judged as
-it stands in the world after the setup, so an update is judged with the seeded fields it keeps. Inserted tickets,
+in work (:func:`request_ticket_problems`). A setup Resolution links a refund as ``create_resolution`` lets one: only
+with outcome ``refund_issued``, and only an approved or processed refund. No inserted row is updated before it was
+created. Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
+it keeps. Inserted tickets,
 orders, refunds, resolutions, escalations, Slack messages, customers, employees and builds number on from the
 world's last id of their stem, in the order they were made (:func:`id_sequence_problems`), as the world counts
 its ids.
@@ -52,6 +54,7 @@ from typing import Any
 
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import SetupInsert, SetupStep, SetupUpdate
+from corecraft.tools.common import COUNTED_REFUNDS
 from corecraft.world import db, models
 from corecraft.world.fidelity import (
     Fidelity,
@@ -132,6 +135,16 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         if arrived is not None and db.decode_datetime(arrived[0], world.tz).replace(second=0) == written.replace(second=0):
             return problem("created_at", f"is written at {written:%Y-%m-%d %H:%M}, the minute its ticket arrived: a "
                                          "resolution comes once the work is done")
+    if table == "Resolution" and isinstance(step, SetupInsert) and \
+            (given.get("outcome") == "refund_issued") != (given.get("refund_id") is not None):
+        return problem("refund_id", f"is {given.get('outcome')} with refund_id {given.get('refund_id')}: only "
+                                    "refund_issued links a refund, and it must (create_resolution's rule)")
+    if table == "Resolution" and isinstance(step, SetupInsert) and given.get("refund_id"):
+        status = world.conn.execute(f"SELECT status FROM {db.table(models.Refund)} WHERE id = ?",
+                                    (str(given["refund_id"]),)).fetchone()
+        if status is not None and status[0] not in COUNTED_REFUNDS:
+            return problem("refund_id", f"records refund {given['refund_id']} as issued, but it is {status[0]}: "
+                                        "create_resolution takes only an approved or processed refund")
     if table == "Customer" and "phone" in given:
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
         return [] if row is None else [p for message in _phone_problems(row, world, seeds)
