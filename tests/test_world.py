@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "72edef9d2c2343ab1a8e0c6bdb0c5113a4ca0cf0149a73389ae07420812acf18"
+DEFAULT_WORLD_HASH = "9f10d4820aca2429838f6b83deb974f8f7483b494fe240358032aa86c68332ce"
 
 
 @pytest.mark.slow

@@ -197,7 +197,8 @@ class Records:
         rest = text
         for name, pid in self._names:
             if name.search(rest):
-                found += [] if self.products[pid] in found else [self.products[pid]]
+                if self.products[pid] not in found:  # its full name and what staff call it are one product
+                    found.append(self.products[pid])
                 rest = name.sub(" ", rest)
         for pid, product in self.products.items():
             if re.search(rf"\b{re.escape(product['sku'])}\b", rest) and product not in found:
