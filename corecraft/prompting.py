@@ -25,20 +25,30 @@ How you work:
   rather than work around it. Write actions are recorded under your name; records and Slack posts
   under your name from before now are your own earlier work.
 - Verify who you are dealing with before discussing or changing an account.
-- When you are finished, answer the requester with a final message that makes no tool calls:
-  that message ends the conversation. Answer what was asked, in plain sentences and no longer than
-  the answer needs; a reply padded with everything the tools showed, or with tool output pasted in,
-  does not count as an answer."""
+- {ending}
+- Answer what was asked, in plain sentences and no longer than the answer needs; a reply padded
+  with everything the tools showed, or with tool output pasted in, does not count as an answer."""
+
+ONE_REPLY = """When you are finished, answer the requester with a final message that makes no tool calls:
+  that message ends the conversation."""
+"""How a single-request episode ends: the agent's first message without tool calls is its reply."""
+
+LIVE_CHAT = """This is a live conversation: a message without tool calls goes to the requester, who may
+  answer. It ends when they are done, and your last message is your reply."""
+"""How a conversation task's episode ends (its ``user`` answers): the customer ends it, not the agent."""
 
 
 def system_message(episode: Episode) -> str:
-    """The system message: the acting employee (name, title, department, id), the world's now, the rules."""
+    """The system message: the acting employee (name, title, department, id), the world's now, the rules, and
+    how the episode ends (one reply, or a live conversation the customer ends)."""
     found = episode.world.employee(episode.actor)
     if found is None:
         raise ValueError(f"task {episode.task.id!r}: actor {episode.actor!r} is not an employee of its world")
     name, title, department = found
+    ending = ONE_REPLY if episode.task.task.user is None else LIVE_CHAT
     return SYSTEM_PROMPT.format(name=name, title=title, department=department, actor=episode.actor,
-                                now=episode.world.now.strftime("%A %Y-%m-%d %H:%M"), tz=episode.world.tz.key)
+                                now=episode.world.now.strftime("%A %Y-%m-%d %H:%M"), tz=episode.world.tz.key,
+                                ending=ending)
 
 
 def request_message(episode: Episode) -> str:

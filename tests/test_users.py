@@ -110,6 +110,16 @@ def test_reference_conversation_passes_and_the_user_ends_it() -> None:
     assert STOP not in json.dumps(env.messages)
 
 
+def test_the_system_message_says_whether_the_requester_answers() -> None:
+    """Round 59: a chat task's agent was told its first message without tool calls ends the conversation, so it
+    asked the customer nothing; in a conversation task the customer answers and ends it."""
+    chat, _ = CoreCraftEnv(task_id=VERIFY).reset(seed=0)
+    single, _ = CoreCraftEnv(task_id="warranty_claim_webcam_expired").reset(seed=0)
+    assert "a message without tool calls goes to the requester, who may\n  answer" in chat[0]["content"]
+    assert "ends the conversation" not in chat[0]["content"]
+    assert "that message ends the conversation" in single[0]["content"] and "live conversation" not in single[0]["content"]
+
+
 def test_check_env_passes_on_a_user_task() -> None:
     env = gymnasium.make("CoreCraft-v0", task_id=VERIFY, render_mode="ansi").unwrapped
     with warnings.catch_warnings(record=True) as caught:
