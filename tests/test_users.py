@@ -95,6 +95,19 @@ def test_user_block_and_turns_are_validated() -> None:
     assert [a if isinstance(a, str) else a["function"]["name"] for a in ref.actions()] == ["t", "a", "b"]
 
 
+def test_a_customer_who_kept_the_item_stops_once_told_nothing_more_is_needed() -> None:
+    # Round 60: "Nothing more is needed on your side" did not end the chat, and the customer, who had just decided
+    # to keep the kit, asked the price again and again until the turns ran out.
+    task = _task("conv_change_of_mind_keeps_memory")
+    user = ScriptedUser(task.user)
+    quote = "You'd get $119.00 back; opened memory has no restocking fee."
+    decided = user.reply(task.prompt, [DialogueTurn("agent", quote)])
+    assert "keep it" in decided.text and not decided.stop
+    done = user.reply(task.prompt, [DialogueTurn("agent", quote), DialogueTurn("user", decided.text),
+                                    DialogueTurn("agent", "Sounds good. Nothing more is needed on your side.")])
+    assert done.stop
+
+
 def test_reference_conversation_passes_and_the_user_ends_it() -> None:
     env = CoreCraftEnv(task_id=VERIFY)
     _, info = env.reset(seed=0)
