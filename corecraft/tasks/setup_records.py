@@ -46,7 +46,6 @@ its ids.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -61,6 +60,7 @@ from corecraft.world.fidelity import (
     line_price_problem,
     origin_problem,
     pickup_problem,
+    repeated_scans,
     ship_to_problem,
     shipped_out_of_stock,
     stock_out_moments,
@@ -373,14 +373,13 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
                               f"{arrived['ts']} with no in-transit scan: every world parcel that long on the road is "
                               "scanned at the hubs on its way or its local facility"))
     scans = [moment for e in events if e.get("status") != "label_created"  # a future scan: reported above
-             and (moment := _moment(e["ts"], world).astimezone(world.tz)) <= world.now]
-    if row["delivered_at"] and (stretch := silent_stretch(scans, None, holidays)) is not None:
+             and (moment := _moment(e["ts"], world).astimezone(world.tz)) <= world.now] if row["delivered_at"] else []
+    if (stretch := silent_stretch(scans, None, holidays)) is not None:
         out.append(("events", f"has no scan from {stretch[0]:%Y-%m-%d %H:%M} to {stretch[1]:%Y-%m-%d %H:%M}, more "
                               f"than {SILENT_BUSINESS_DAYS} business days: no world parcel goes that long unscanned, "
                               "and kb-shipment-tracking-events opens a carrier trace for one that does"))
-    hubs = Counter(e["location"] for e in events if e.get("status") == "in_transit")
     out += [("events", f"has {n} in-transit scans at {place}: a place scans a parcel once on its way, as the world's "
-                       "(lint's shipment_hub_repeats)") for place, n in sorted(hubs.items()) if n > 1]
+                       "(lint's shipment_hub_repeats)") for place, n in repeated_scans(events, "location")]
     statuses = [e.get("status") for e in events]
     if "delivered" in statuses and "out_for_delivery" not in statuses[:statuses.index("delivered")]:
         out.append(("events", "is delivered with no 'out_for_delivery' scan before it: every world parcel goes out "

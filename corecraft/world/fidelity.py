@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
@@ -1710,6 +1710,14 @@ def stale_details(days: int) -> str:
     our last message (``stale_ticket_days`` in the policy, the ticket-status article)."""
     return (f"No reply from the customer in the {days} days after our last message; closed as the ticket-status "
             "article says. A new message from the customer opens a new ticket.")
+
+
+def repeated_scans(events: Sequence[Row], key: str) -> list[tuple[str, int]]:
+    """What a parcel's in-transit scans share, and how many share it, by ``key``: ``"location"`` (a hub scans a
+    parcel once on its way) or ``"ts"`` (one scan at a time). Lint holds the world's parcels to it, ``tasks check``
+    the setups'."""
+    counted = Counter(e[key] for e in events if e.get("status") == "in_transit")
+    return [(shared, n) for shared, n in sorted(counted.items()) if n > 1]
 
 
 def origin_problem(events: Sequence[Row], address: Row, items: Sequence[Row], rules: Fidelity,

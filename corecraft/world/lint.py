@@ -63,6 +63,7 @@ from corecraft.world.fidelity import (
     received_products,
     reference_problem,
     refund_at_stake,
+    repeated_scans,
     restocked,
     rule_shape,
     ship_to_problem,
@@ -384,14 +385,9 @@ def shipment_origins(r: Records) -> list[Finding]:
 def shipment_hub_repeats(r: Records) -> list[Finding]:
     """A carrier hub scans a parcel in transit once, and one scan at a time: the same hub day after day
     (or two hubs at one moment) is no route."""
-    found = []
-    for ship in r.shipments.values():
-        scans = [e for e in ship["events"] if e["status"] == "in_transit"]
-        for counted, what in ((Counter(e["location"] for e in scans), "in-transit scans at"),
-                              (Counter(e["ts"] for e in scans), "in-transit scans at the moment")):
-            found += [Finding("shipment_hub_repeats", ship["id"], f"has {n} {what} {key}")
-                      for key, n in sorted(counted.items()) if n > 1]
-    return found
+    return [Finding("shipment_hub_repeats", ship["id"], f"has {n} {what} {shared}") for ship in r.shipments.values()
+            for key, what in (("location", "in-transit scans at"), ("ts", "in-transit scans at the moment"))
+            for shared, n in repeated_scans(ship["events"], key)]
 
 
 def shipment_speeds(r: Records) -> list[Finding]:
