@@ -21,17 +21,30 @@ def play(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def _json_out(session: str) -> list[dict[str, object]]:
+    """The session's messages as ``corecraft play --json show`` prints them: JSON objects one after another."""
+    out = runner.invoke(app, ["play", "--json", "show", "--session", session]).output.rstrip()
+    decoder, messages, at = json.JSONDecoder(), [], 0
+    while at < len(out):
+        message, at = decoder.raw_decode(out, at)
+        messages.append(message)
+        at += 1
+    return messages
+
+
 def test_a_reference_played_by_hand_passes_and_the_grade_stays_aside(tmp_path: Path) -> None:
     session = str(tmp_path / "s.pkl")
     code, out = play("start", TASK, "--session", session)
-    assert code == 0 and '"role": "system"' in out and "doa_refund_created" not in out
+    assert code == 0 and out.startswith("── system ──\n") and "── user ──" in out and "doa_refund_created" not in out
     code, names = play("tools", "--session", session, "--names")
     assert code == 0 and names.split() == [t["function"]["name"] for t in corecraft.default_domain().toolkit.schemas()]
     *calls, reply = corecraft.reference_actions(TASK)
     for call in calls:
         assert isinstance(call, dict)
         code, out = play("call", "--session", session, call["function"]["name"], "--args", call["function"]["arguments"])
-        assert code == 0 and '"role": "tool"' in out and "error" not in json.loads(json.loads(out)["content"])
+        header, content = out.split("\n", 1)
+        assert code == 0 and header.startswith(f"── tool {call['function']['name']} (")
+        assert "error" not in json.loads(content)
     assert isinstance(reply, str)
     code, out = play("reply", "--session", session, reply)
     assert code == 0 and "grade written to" in out and "passed" not in out
@@ -39,7 +52,9 @@ def test_a_reference_played_by_hand_passes_and_the_grade_stays_aside(tmp_path: P
     grade = json.loads(out)
     assert code == 0 and grade["passed"] and grade["reward"] == 1.0
     code, out = play("show", "--session", session)
-    assert code == 0 and out.count('"role": "tool"') == len(calls)
+    assert code == 0 and out.count("── tool ") == len(calls) and out.count("── assistant → ") == len(calls)
+    messages = _json_out(session)
+    assert [m["role"] for m in messages][-2:] == ["tool", "assistant"] and messages[-1]["content"] == reply
     code, out = play("call", "--session", session, "search_tickets")
     assert code == 2 and "episode is over" in out
 
@@ -69,7 +84,7 @@ def test_a_conversation_task_is_played_turn_by_turn(tmp_path: Path) -> None:
     session = str(tmp_path / "s.pkl")
     assert play("start", task.id, "--session", session)[0] == 0
     code, out = play("reply", "--session", session, "Hello, how can I help you today?")
-    assert code == 0 and '"role": "user"' in out and "episode over" not in out
+    assert code == 0 and "── user ──" in out and "episode over" not in out
 
 
 def test_a_reply_from_a_file_keeps_dollar_signs(tmp_path: Path) -> None:

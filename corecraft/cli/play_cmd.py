@@ -19,9 +19,32 @@ app = typer.Typer(help="Play a task as the agent would: one tool call per comman
 SessionOpt = Annotated[Path, typer.Option("--session", "-S", help="The session file.")]
 
 
-def _print(messages: list[dict[str, Any]]) -> None:
+@app.callback()
+def _options(ctx: typer.Context,
+             as_json: Annotated[bool, typer.Option("--json", help="Print each message as its JSON object (content "
+                                                   "string-escaped) instead of as text.")] = False) -> None:
+    ctx.obj = as_json
+
+
+def _header(message: dict[str, Any]) -> str:
+    role = message["role"]
+    if role == "tool":
+        return f"── tool {message['name']} ({message['tool_call_id']}) ──"
+    calls = [f"{c['function']['name']} {c['function']['arguments']}" for c in message.get("tool_calls") or []]
+    return f"── {role}{' → ' + '; '.join(calls) if calls else ''} ──"
+
+
+def _print(ctx: typer.Context, messages: list[dict[str, Any]]) -> None:
+    """Print ``messages`` as the model reads them: a header naming the role (the tool, the calls made), then the
+    content exactly as the env holds it; with ``corecraft play --json``, each message's JSON object."""
+    as_json = bool(ctx.obj)
     for message in messages:
-        typer.echo(json.dumps(message, indent=2, ensure_ascii=False))
+        if as_json:
+            typer.echo(json.dumps(message, indent=2, ensure_ascii=False))
+        else:
+            typer.echo(_header(message))
+            if message.get("content"):
+                typer.echo(message["content"])
 
 
 def _load(session: Path) -> PlaySession:
@@ -33,7 +56,7 @@ def _load(session: Path) -> PlaySession:
 
 
 @app.command()
-def start(task: Annotated[str, typer.Argument(metavar="TASK", help="Task id.")], session: SessionOpt,
+def start(ctx: typer.Context, task: Annotated[str, typer.Argument(metavar="TASK", help="Task id.")], session: SessionOpt,
           split: Annotated[str, typer.Option(help="The task's split (a test task needs --split test).")] = "train",
           max_steps: Annotated[int, typer.Option(min=1, help="Step budget.")] = DEFAULT_MAX_STEPS) -> None:
     """Start a session on TASK and print the opening messages (system and request)."""
@@ -42,13 +65,13 @@ def start(task: Annotated[str, typer.Argument(metavar="TASK", help="Task id.")],
     except (KeyError, ValueError, TaskError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    _print(opening)
+    _print(ctx, opening)
 
 
 @app.command()
-def show(session: SessionOpt) -> None:
+def show(ctx: typer.Context, session: SessionOpt) -> None:
     """Print the conversation so far."""
-    _print(_load(session).env.messages)
+    _print(ctx, _load(session).env.messages)
 
 
 @app.command()
@@ -63,12 +86,12 @@ def tools(session: SessionOpt,
 
 
 @app.command()
-def call(session: SessionOpt, tool: Annotated[str, typer.Argument(help="Tool name.")],
+def call(ctx: typer.Context, session: SessionOpt, tool: Annotated[str, typer.Argument(help="Tool name.")],
          args: Annotated[str, typer.Option("--args", "-a", help="Arguments as a JSON object.")] = "{}") -> None:
     """Make one tool call and print the tool message the env returns."""
     played = _load(session)
     try:
-        _print(played.call(tool, args))
+        _print(ctx, played.call(tool, args))
     except PlayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -77,7 +100,7 @@ def call(session: SessionOpt, tool: Annotated[str, typer.Argument(help="Tool nam
 
 
 @app.command()
-def reply(session: SessionOpt,
+def reply(ctx: typer.Context, session: SessionOpt,
           text: Annotated[str | None, typer.Argument(help="The message to the requester.")] = None,
           file: Annotated[Path | None, typer.Option("--file", "-f", help="Read the message from this file ('-': "
                                                     "stdin), so a shell never touches its $ signs or quotes.")]
@@ -92,7 +115,7 @@ def reply(session: SessionOpt,
     assert text is not None
     played = _load(session)
     try:
-        _print(played.act(text))
+        _print(ctx, played.act(text))
     except PlayError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
