@@ -38,6 +38,10 @@ def test_a_reference_played_by_hand_passes_and_the_grade_stays_aside(tmp_path: P
     assert code == 0 and out.startswith("── system ──\n") and "── user ──" in out and "doa_refund_created" not in out
     code, names = play("tools", "--session", session, "--names")
     assert code == 0 and names.split() == [t["function"]["name"] for t in corecraft.default_domain().toolkit.schemas()]
+    code, out = play("tools", "--session", session, "search_tickets", "create_refund")
+    assert code == 0 and [t["function"]["name"] for t in json.loads(out)] == ["search_tickets", "create_refund"]
+    code, out = play("tools", "--session", session, "search_tickts")
+    assert code == 2 and "no tool search_tickts; the tools are search_products" in out
     *calls, reply = corecraft.reference_actions(TASK)
     for call in calls:
         assert isinstance(call, dict)

@@ -76,9 +76,17 @@ def show(ctx: typer.Context, session: SessionOpt) -> None:
 
 @app.command()
 def tools(session: SessionOpt,
+          only: Annotated[list[str] | None, typer.Argument(metavar="[TOOL]...", help="Only these tools' schemas.")]
+          = None,
           names: Annotated[bool, typer.Option("--names", help="Only the tool names.")] = False) -> None:
-    """Print the tools the agent has (OpenAI function schemas)."""
+    """Print the tools the agent has (OpenAI function schemas), or only the named ones."""
     schemas = _load(session).tools()
+    if only:
+        known = {s["function"]["name"]: s for s in schemas}
+        if unknown := [name for name in only if name not in known]:
+            typer.echo(f"error: no tool {', '.join(unknown)}; the tools are {', '.join(known)}", err=True)
+            raise typer.Exit(2)
+        schemas = [known[name] for name in only]
     if names:
         typer.echo("\n".join(s["function"]["name"] for s in schemas))
     else:
