@@ -409,6 +409,20 @@ def test_a_setup_resolution_written_the_minute_its_ticket_arrived_is_reported(tm
         "its ticket arrived: a resolution comes once the work is done" in problems[0], problems
 
 
+@pytest.mark.parametrize(("updated", "wrong"), [("2025-03-02T11:04:00", False), ("2025-03-02T11:05:00", False),
+                                               ("2025-03-02T09:31:00", True)])
+def test_a_setup_resolution_written_after_its_tickets_last_update_is_reported(updated: str, wrong: bool,
+                                                                              tmp_path: Path) -> None:
+    """Round 61: a stale-queue audit's resolved tickets were last updated hours before their resolutions."""
+    path = tmp_path / "late_resolution.yaml"
+    ticket = TICKET.replace("updated_at: '2025-03-02T11:04:00'", f"updated_at: '{updated}'")
+    path.write_text(_setup_step(ticket + "\n  - " + RESOLUTION), encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    assert len(problems) == wrong, problems
+    assert not wrong or "Resolution res-250302-001 is written at 2025-03-02 11:04, after its ticket's last update " \
+        "(2025-03-02 09:31)" in problems[0]
+
+
 @pytest.mark.parametrize(("outcome", "refund", "wrong"), [
     ("no_action", "ref-250302-001", "is no_action with refund_id ref-250302-001: only refund_issued links a refund"),
     ("refund_issued", "ref-250302-001", "records refund ref-250302-001 as issued, but it is pending"),

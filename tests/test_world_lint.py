@@ -672,6 +672,18 @@ def test_handbook_channels_flags_a_current_article_naming_no_channel(world: Worl
     assert article not in flagged(world, "handbook_channels")  # a retired article may name a renamed channel
 
 
+def test_handbook_ids_flags_an_example_naming_a_real_looking_id(world: World) -> None:
+    """Round 61: the etiquette article's example named a ticket a task sets up, with a refund it never had."""
+    article, body = pick(world, "handbook_ids", "SELECT id, body FROM knowledgebasearticle ORDER BY id")
+    found = injected(world, "handbook_ids", article,
+                     ("UPDATE knowledgebasearticle SET body = ? WHERE id = ?",
+                      (body + "\nFor example: [tick-250914-011] refund $3,400 above my limit.", article)))
+    assert [f.message for f in found] == ["names tick-250914-011 as an example; write tick-YYMMDD-NNN"]
+    world.conn.execute("UPDATE knowledgebasearticle SET body = ? WHERE id = ?",
+                       (body + "\nFor example: [tick-YYMMDD-NNN] refund $3,400 above my limit.", article))
+    assert article not in flagged(world, "handbook_ids")
+
+
 def test_slack_held_products_flags_returns_of_a_part_nobody_received(world: World) -> None:
     message, = pick(world, "slack_held_products", "SELECT id FROM slackmessage ORDER BY ts DESC")
     never, = one(world, "SELECT name FROM product WHERE id NOT IN (SELECT l.product_id FROM orderline l JOIN shipment s "

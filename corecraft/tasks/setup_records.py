@@ -129,12 +129,17 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         return [] if resolved else problem("status", f"is inserted {given['status']} without a Resolution: every "
                                                      "generated resolved or closed ticket has one")
     if table == "Resolution" and isinstance(step, SetupInsert) and given.get("created_at"):
-        arrived = world.conn.execute(f"SELECT created_at FROM {db.table(models.SupportTicket)} WHERE id = ?",
-                                     (str(given.get("ticket_id")),)).fetchone()
+        ticket = world.conn.execute(f"SELECT created_at, updated_at FROM {db.table(models.SupportTicket)} "
+                                    "WHERE id = ?", (str(given.get("ticket_id")),)).fetchone()
         written = _moment(given["created_at"], world)
-        if arrived is not None and db.decode_datetime(arrived[0], world.tz).replace(second=0) == written.replace(second=0):
+        arrived, updated = (None, None) if ticket is None else (db.decode_datetime(t, world.tz) for t in ticket)
+        if arrived is not None and arrived.replace(second=0) == written.replace(second=0):
             return problem("created_at", f"is written at {written:%Y-%m-%d %H:%M}, the minute its ticket arrived: a "
                                          "resolution comes once the work is done")
+        if updated is not None and updated < written:
+            return problem("created_at", f"is written at {written:%Y-%m-%d %H:%M}, after its ticket's last update "
+                                         f"({updated:%Y-%m-%d %H:%M}): writing the resolution settles the ticket, so "
+                                         "the ticket is updated then or later, as every generated one is")
     if table == "Resolution" and isinstance(step, SetupInsert) and \
             (given.get("outcome") == "refund_issued") != (given.get("refund_id") is not None):
         return problem("refund_id", f"is {given.get('outcome')} with refund_id {given.get('refund_id')}: only "

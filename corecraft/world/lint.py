@@ -1378,6 +1378,16 @@ def handbook_channels(r: Records) -> list[Finding]:
             for name in sorted(set(CHANNEL_NAME.findall(article["body"]))) if name not in channels]
 
 
+RECORD_ID = re.compile(r"\b(?:tick|ord|ref|res|esc|pay|ship|cust|msg|emp|build)-\d[\d-]*\b")
+
+
+def handbook_ids(r: Records) -> list[Finding]:
+    """An article's examples name a placeholder (``tick-YYMMDD-NNN``), never a record's id: a real-looking id names,
+    or may one day name, some customer's record, which a reader then takes for the case in point."""
+    return [Finding("handbook_ids", article["id"], f"names {found} as an example; write tick-YYMMDD-NNN")
+            for article in r.articles.values() for found in sorted(set(RECORD_ID.findall(article["body"])))]
+
+
 def status_claims(r: Records) -> list[Finding]:
     """What a ticket says of its order's state (delivered, arrived today, late, not received after a return,
     not shipped, express...) and of the customer's loyalty tier is what the records show when it was
@@ -1860,7 +1870,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     backorder_ages, build_dates,
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, work_addresses,
-    street_names, order_addresses, earned_tiers, customer_phones, handbook_steps, handbook_channels,
+    street_names, order_addresses, earned_tiers, customer_phones, handbook_steps, handbook_channels, handbook_ids,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, stale_tickets, resolution_details,
     replacement_records, replacements_placed,
