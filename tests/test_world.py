@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "f503f15cc9999db7c6a0491126c312b5b8d8a1d173360a1a1486c57f160e2aaf"
+DEFAULT_WORLD_HASH = "93aadff5211d62cb968af1cfa9002421dc379d91cbade22f92a0e489acbcf361"
 
 
 @pytest.mark.slow
