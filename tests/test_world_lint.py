@@ -1961,6 +1961,23 @@ def test_ticket_wording_repeats_flags_one_wording_twice_in_the_queue(world: Worl
     assert found[0].message.endswith("and both are still open")
 
 
+def test_ticket_wording_repeats_names_a_phrase_whose_subject_has_a_placeholder(world: World) -> None:
+    """A phrase subject such as 'Wrong item shipped - {order_id}' is quoted as written, not filled in (it once raised
+    KeyError while the finding was being worded)."""
+    first, second = [r[0] for r in world.conn.execute(
+        "SELECT id FROM supportticket t WHERE customer_id <> (SELECT customer_id FROM supportticket ORDER BY created_at "
+        "LIMIT 1) OR id = (SELECT id FROM supportticket ORDER BY created_at LIMIT 1) ORDER BY created_at LIMIT 2")]
+    body = ("I ordered the {} but received something completely different (the right name on the label, but a "
+            "different product inside). Please send the correct item ASAP, I have a build waiting.")
+    found = injected(world, "ticket_wording_repeats", second,
+                     ("UPDATE supportticket SET status = 'open', body = ? WHERE id = ?",
+                      (body.format("Crucial P3 Plus 1TB"), first)),
+                     ("UPDATE supportticket SET status = 'open', body = ? WHERE id = ?",
+                      (body.format("Keychron K2 (Version 2)"), second)))
+    assert [f.message for f in found] == [f"is worded as {first} ('Wrong item shipped - {{order_id}}'), and both are "
+                                          "still open"]
+
+
 def test_build_themes_flags_a_budget_build_of_costly_parts_and_a_broken_reference_build(world: World) -> None:
     build, = pick(world, "build_themes", "SELECT b.id FROM build b JOIN buildcomponent c ON c.build_id = b.id "
                                          "JOIN product p ON p.id = c.product_id GROUP BY b.id "

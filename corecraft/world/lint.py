@@ -1857,7 +1857,8 @@ def ticket_wording_repeats(r: Records) -> list[Finding]:
                    else f"within {WORDING_GAP.days} days of it"
                    if later["created_at"] - earlier["created_at"] < WORDING_GAP else None)
             if why is not None:
-                found.append(Finding("ticket_wording_repeats", later["id"], f"is {how.format(earlier['id'])}, {why}"))
+                found.append(Finding("ticket_wording_repeats", later["id"],
+                                     f"is {how.replace('{}', earlier['id'], 1)}, {why}"))
     return found
 
 
