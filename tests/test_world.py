@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "93aadff5211d62cb968af1cfa9002421dc379d91cbade22f92a0e489acbcf361"
+DEFAULT_WORLD_HASH = "fb7d045f1456480ad3bd31f84583d634d863b45ae438e078c8d9a22ba4d4dcfc"
 
 
 @pytest.mark.slow

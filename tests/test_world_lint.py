@@ -1961,6 +1961,26 @@ def test_ticket_wording_repeats_flags_one_wording_twice_in_the_queue(world: Worl
     assert found[0].message.endswith("and both are still open")
 
 
+def test_ticket_quotes_flags_a_follow_up_about_another_item_than_the_ticket_it_quotes(world: World) -> None:
+    """Round 62: "I was told on ticket tick-250902-004 that a return label would be emailed to me for the Lian Li
+    A4-H2O", where that ticket returned a Razer keyboard."""
+    quoted, follow_up = [r[0] for r in world.conn.execute(
+        "SELECT id FROM supportticket WHERE customer_id <> (SELECT customer_id FROM supportticket ORDER BY created_at "
+        "LIMIT 1) OR id = (SELECT id FROM supportticket ORDER BY created_at LIMIT 1) ORDER BY created_at LIMIT 2")]
+    (keyboard, keyboard_name), (case, case_name) = world.conn.execute(
+        "SELECT id, name FROM product WHERE category IN ('peripheral', 'case') GROUP BY category ORDER BY category "
+        "DESC").fetchall()
+    asked = "Hi, I was told on ticket {} that a return label would be emailed to me for the {}. Can you resend?"
+    found = injected(world, "ticket_quotes", follow_up,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (f"Returning the {keyboard_name}, unopened.",
+                                                                         quoted)),
+                     ("UPDATE supportticket SET body = ? WHERE id = ?", (asked.format(quoted, case_name), follow_up)))
+    assert [f.message for f in found] == [f"quotes {quoted}, about {keyboard}, but speaks of {case}"]
+    world.conn.execute("UPDATE supportticket SET body = ? WHERE id = ?", (asked.format(quoted, keyboard_name),
+                                                                          follow_up))
+    assert follow_up not in flagged(world, "ticket_quotes")
+
+
 def test_ticket_wording_repeats_names_a_phrase_whose_subject_has_a_placeholder(world: World) -> None:
     """A phrase subject such as 'Wrong item shipped - {order_id}' is quoted as written, not filled in (it once raised
     KeyError while the finding was being worded)."""

@@ -1479,6 +1479,22 @@ def ticket_stories(r: Records) -> list[Finding]:
     return found
 
 
+def ticket_quotes(r: Records) -> list[Finding]:
+    """A ticket quoting an earlier one speaks of the item that ticket did: when both name products, they share one
+    (a follow-up on a return label, or on a fault not yet sorted, is about the same part)."""
+    found = []
+    for t in r.tickets.values():
+        mine = {p["id"] for p in r.named_products(f"{t['subject']}\n{t['body']}")}
+        for quoted_id in sorted(set(TICKET_ID.findall(t["body"])) - {t["id"]}):
+            quoted = r.tickets.get(quoted_id)
+            theirs = set() if quoted is None else \
+                {p["id"] for p in r.named_products(f"{quoted['subject']}\n{quoted['body']}")}
+            if mine and theirs and not mine & theirs:
+                found.append(Finding("ticket_quotes", t["id"], f"quotes {quoted_id}, about {', '.join(sorted(theirs))}, "
+                                     f"but speaks of {', '.join(sorted(mine))}"))
+    return found
+
+
 def restocking_fees(r: Records) -> list[Finding]:
     """A return refund takes the restocking fee as its ticket tells the item's condition (``item_condition``):
     none on an item it says is unopened (or dead, or our mistake), the fee on one it says was opened."""
@@ -1883,8 +1899,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_actor_voice, slack_thread_topics, slack_voice_ranks, slack_office_hours, slack_day_end, slack_self_named,
     slack_weekdays, slack_reactions, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
-    ticket_raw_ids, ticket_builds, ticket_priciest_products, ticket_channels, ticket_assignees, ticket_owned_products,
-    ticket_budgets, product_model_years,
+    ticket_raw_ids, ticket_quotes, ticket_builds, ticket_priciest_products, ticket_channels, ticket_assignees,
+    ticket_owned_products, ticket_budgets, product_model_years,
     ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -383,11 +383,12 @@ class SupportMixin(GeneratorBase):
                           carrier=(measured_ship or {}).get("carrier", measured["shipping_method"]),
                           tracking=(measured_ship or {}).get("tracking_number", "not yet assigned"))
         values["carrier"] = CARRIER_LABELS.get(values["carrier"], values["carrier"])  # as people write it
-        if "{ticket_id}" in template:
-            if not references:
+        if "{ticket_id}" in template:  # the ticket quoted is about the same item, when both name one
+            quoted = [e for e in references if not names_product or e.get("_named") in (None, product["id"])]
+            if not quoted:
                 return None
-            values["ticket_id"] = references[-1]["id"]
-            worker = self.staff_by_id[references[-1]["assignee_id"]]
+            values["ticket_id"] = quoted[-1]["id"]
+            worker = self.staff_by_id[quoted[-1]["assignee_id"]]
             values["employee"] = worker["name"].split()[0]
         if "{tier}" in template:
             if story.customer["loyalty_tier"] == "none":
@@ -657,12 +658,21 @@ class SupportMixin(GeneratorBase):
 
     def name_refunded_item(self, t: dict[str, Any], item: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
         """A return refunds one line: the ticket asks to return that item (its own phrase if it names one,
-        else another of its type that does)."""
-        if t["_named"] == item["id"]:
+        else another of its type that does), and a later ticket quoting it about the item it named before follows
+        it to the refunded one."""
+        was = t["_named"]
+        if was == item["id"]:
             return
         phrase = t["_text"][0]
         self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]], self.local_rng("ticket-item", t["id"]),
                                ships, item, first=phrase, fixed=True)
+        if was is None or t["_named"] != item["id"]:
+            return
+        for later in self.rows[m.SupportTicket]:
+            if later is not t and later.get("_named") == was and t["id"] in later["body"]:
+                self.write_ticket_text(later, self.seeds.phrases.tickets[later["type"]],
+                                       self.local_rng("ticket-quote", later["id"]), ships, item,
+                                       first=later["_text"][0], fixed=True)
 
     def drop_refunded_items(self, t: dict[str, Any], before: list[dict[str, Any]], line_product: dict[str, str],
                             ships: dict[str, dict[str, Any]], products: dict[str, dict[str, Any]]) -> None:
