@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "fb7d045f1456480ad3bd31f84583d634d863b45ae438e078c8d9a22ba4d4dcfc"
+DEFAULT_WORLD_HASH = "2c2a7e35d4bc84a225f1ae9ccf9d48bffd989914934beb1701e5e94f552f1e3b"
 
 
 @pytest.mark.slow
