@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "2c2a7e35d4bc84a225f1ae9ccf9d48bffd989914934beb1701e5e94f552f1e3b"
+DEFAULT_WORLD_HASH = "0e580fc3c73c6b1bd70d58452ff43fa7bfed529a463104b9a7bf3f0e2f53d8d6"
 
 
 @pytest.mark.slow

@@ -487,6 +487,24 @@ def shipment_clocks(r: Records) -> list[Finding]:
             and (status, clock) != ("picked_up", f"{LAST_PICKUP:%H:%M}")]
 
 
+HUB_ON_THE_HOUR_SHARE = 0.04
+"""The most of the in-transit scans that may fall on the hour: by chance one in sixty does (1.7%), and a hub's
+scans stepped in whole hours from a label on the hour once put 5.6% there."""
+
+
+def hub_scan_minutes(r: Records) -> list[Finding]:
+    """A hub scans a parcel when the parcel comes, at any minute: no more than :data:`HUB_ON_THE_HOUR_SHARE` of the
+    in-transit scans fall on the hour."""
+    minutes = [datetime.fromisoformat(e["ts"]).minute for ship in r.shipments.values() for e in ship["events"]
+               if e["status"] == "in_transit"]
+    on_the_hour = sum(minute == 0 for minute in minutes)
+    if not minutes or on_the_hour <= HUB_ON_THE_HOUR_SHARE * len(minutes):
+        return []
+    return [Finding("hub_scan_minutes", "shipment", f"{on_the_hour} of {len(minutes)} in-transit scans "
+                    f"({on_the_hour / len(minutes):.1%}) fall on the hour, more than "
+                    f"{HUB_ON_THE_HOUR_SHARE:.0%}")]
+
+
 STAFF_NIGHT_SHARE = 0.05
 """The most of what staff did (resolutions, refunds, escalations made or settled) that may fall outside office
 hours: a day's records keep their moments when moving them would cross a record about their order."""
@@ -1888,6 +1906,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, work_addresses,
     street_names, order_addresses, earned_tiers, customer_phones, handbook_steps, handbook_channels, handbook_ids,
+    hub_scan_minutes,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
     refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, stale_tickets, resolution_details,
     replacement_records, replacements_placed,
