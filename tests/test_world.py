@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "0e580fc3c73c6b1bd70d58452ff43fa7bfed529a463104b9a7bf3f0e2f53d8d6"
+DEFAULT_WORLD_HASH = "2dfbc2b2fae2bbe8037a94d1ced76c8e9fa97fc7257d68324f1a76f28adbcec9"
 
 
 @pytest.mark.slow

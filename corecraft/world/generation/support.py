@@ -830,7 +830,7 @@ class SupportMixin(GeneratorBase):
             return texts[outcome]
         if product and outcome == "recommendation_provided":  # the advice opens with what it was asked about
             return f"Asked about {item}. {issue}"
-        return f"{issue} Item: {name}." if name else issue  # an issue's note says which part it was
+        return f"{name}: {issue}" if name else issue  # an issue's note opens with the part it was about
 
     def escalation(self, n: int, t: dict[str, Any], staff: dict[str, list[dict[str, Any]]],
                    rng: random.Random | None = None) -> dict[str, Any]:
