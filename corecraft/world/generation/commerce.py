@@ -595,10 +595,10 @@ class CommerceMixin(GeneratorBase):
         events = [(printed, "label_created", city), (shipped, "picked_up", city)]
         gaps = self.hop_gaps(weekday_label, weekday_arrive if weekday_arrive <= self.now else self.now, draw)
         end = delivered or self.now
-        spare, minutes = self.local_rng("hops", order["id"]), self.local_rng("hop-minutes", order["id"])
+        spare, jitter = self.local_rng("hops", order["id"]), self.local_rng("hop-minutes", order["id"])
         hops, hop = [], label + timedelta(hours=18)
         while hop < arrive - timedelta(hours=12):  # the whole journey, the part still to come included
-            hops.append(hop + timedelta(minutes=minutes.randint(-29, 29)))  # a hub scans when the parcel comes
+            hops.append(hop + timedelta(minutes=jitter.randint(-29, 29)))  # a hub scans when the parcel comes
             hop += timedelta(hours=gaps.pop(0) if gaps else spare.randint(16, 40))
         # The hubs on the way, then the local delivery facility; hubs scan on carrier business days.
         hops = [h for h in self.on_carrier_days(hops, holidays) if h > shipped + timedelta(hours=6)]
