@@ -194,7 +194,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "2dfbc2b2fae2bbe8037a94d1ced76c8e9fa97fc7257d68324f1a76f28adbcec9"
+DEFAULT_WORLD_HASH = "9b33c0ab9fcd0cf4b7f974ea12f2dee78c71ec5e57bac51badf38ada97bfdfa1"
 
 
 @pytest.mark.slow

@@ -369,8 +369,8 @@ class SupportMixin(GeneratorBase):
         if story.order is None:  # a budget or a price heard of: a round figure, plausible for what is asked
             values["amount"] = rules.budget(template, float(values["amount"]))
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
-            share = rng.uniform(0.03, 0.1)
-            values["amount"] = values.get("refund_amount") or f"{product['price'] * share:.2f}"
+            share = rng.uniform(0.03, 0.1)  # a shelf price keeps the listed price's cents: a drop is whole dollars
+            values["amount"] = values.get("refund_amount") or f"{max(1, round(product['price'] * share)):.2f}"
         quoting = template.format(**values)
         claims = [(pattern, kind) for pattern, kind in DURATION_CLAIMS if pattern.search(quoting)]
         measured, measured_ship, payment = story.order, story.ship, story.payment
