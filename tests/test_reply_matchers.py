@@ -237,6 +237,15 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
     # not_contains meant for promising the retracted date.
     "retracted_phrase_is_not_stated": ({"not_contains": ["9/20"]},
                                        "If you heard a date of around 9/20 anywhere, please disregard it.", True, ""),
+    # Regression (blind round 65): "The other one is deprecated. Its 7-day window, replacement-first outcome and no
+    # shipping refund no longer apply." failed a not_contains meant for giving the 7-day window as the rule.
+    "superseded_phrase_is_not_stated": ({"not_contains": ["7-day"]},
+                                        "Its 7-day window, replacement-first outcome and no shipping refund no longer "
+                                        "apply.", True, ""),
+    "outdated_rule_is_not_stated": ({"not_contains": ["7 days"]}, "The old 7 days rule is outdated; use 14.", True,
+                                    ""),
+    "stated_window_is_forbidden": ({"not_contains": ["7-day"]}, "DOA has a 7-day window, so this one applies.",
+                                   False, "forbidden '7-day'"),
     "promised_date_is_forbidden": ({"not_contains": ["9/20"]},
                                    "It should ship by 9/20. Ignore the old tracking page.", False, "forbidden '9/20'"),
     "denial_then_statement_is_forbidden": ({"not_contains": ["refund the ram line"]},
