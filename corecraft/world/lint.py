@@ -1396,14 +1396,11 @@ def handbook_channels(r: Records) -> list[Finding]:
             for name in sorted(set(CHANNEL_NAME.findall(article["body"]))) if name not in channels]
 
 
-RECORD_ID = re.compile(r"\b(?:tick|ord|ref|res|esc|pay|ship|cust|msg|emp|build)-\d[\d-]*\b")
-
-
 def handbook_ids(r: Records) -> list[Finding]:
     """An article's examples name a placeholder (``tick-YYMMDD-NNN``), never a record's id: a real-looking id names,
     or may one day name, some customer's record, which a reader then takes for the case in point."""
     return [Finding("handbook_ids", article["id"], f"names {found} as an example; write tick-YYMMDD-NNN")
-            for article in r.articles.values() for found in sorted(set(RECORD_ID.findall(article["body"])))]
+            for article in r.articles.values() for found in sorted(set(_QUOTED_ID.findall(article["body"])))]
 
 
 def status_claims(r: Records) -> list[Finding]:
@@ -1500,13 +1497,12 @@ def ticket_stories(r: Records) -> list[Finding]:
 def ticket_quotes(r: Records) -> list[Finding]:
     """A ticket quoting an earlier one speaks of the item that ticket did: when both name products, they share one
     (a follow-up on a return label, or on a fault not yet sorted, is about the same part)."""
+    named = {t["id"]: {p["id"] for p in r.named_products(f"{t['subject']}\n{t['body']}")} for t in r.tickets.values()}
     found = []
     for t in r.tickets.values():
-        mine = {p["id"] for p in r.named_products(f"{t['subject']}\n{t['body']}")}
+        mine = named[t["id"]]
         for quoted_id in sorted(set(TICKET_ID.findall(t["body"])) - {t["id"]}):
-            quoted = r.tickets.get(quoted_id)
-            theirs = set() if quoted is None else \
-                {p["id"] for p in r.named_products(f"{quoted['subject']}\n{quoted['body']}")}
+            theirs = named.get(quoted_id, set())
             if mine and theirs and not mine & theirs:
                 found.append(Finding("ticket_quotes", t["id"], f"quotes {quoted_id}, about {', '.join(sorted(theirs))}, "
                                      f"but speaks of {', '.join(sorted(mine))}"))
