@@ -188,6 +188,8 @@ EMPLOYEE = ("{{insert: Employee, row: {{id: emp-016, name: Dana Whitfield, email
 SECOND_PAYMENT = ("{{insert: Payment, row: {{id: {id}, order_id: ord-250213-001, amount: 5.0, method: card, "
                   "status: captured, transaction_id: txn_8e41c07d2b9a63, processed_at: '2025-02-13T10:00:00'}}}}")
 
+SLACK_POST = ("{{insert: SlackMessage, row: {{id: {id}, channel_id: ch-general, author_id: emp-004, "
+              "text: 'The coffee machine on three is fixed.', ts: '2025-03-01T10:15:00', reactions: {{}}}}}}")
 CUSTOMER = ("{{insert: Customer, row: {{id: {id}, name: Dana Whitfield, email: dana.whitfield@example.net, "
             "phone: '(804) 683-2957', addresses: [], loyalty_tier: none, created_at: '2024-03-17T19:42:00'}}}}")
 
@@ -274,6 +276,10 @@ SETUP_RECORDS = {
     "customer_numbered_apart": (CUSTOMER.format(id="cust-0981"),
                                 "Customer cust-0981 is numbered apart from the world's: its last cust-… is cust-0014, so "
                                 "the set-up rows number on from it (cust-0015 here)"),
+    "slack_message_named_by_its_minute": (SLACK_POST.format(id="msg-250301-1015"), None),
+    "slack_message_numbered": (SLACK_POST.format(id="msg-250301-0001"),
+                               "SlackMessage msg-250301-0001 is posted at 2025-03-01 10:15, so its id is msg-250301-1015: "
+                               "a message is named by its world-time day and minute"),
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-001 is inserted resolved without a "
                                                    "Resolution"),

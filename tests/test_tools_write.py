@@ -512,16 +512,16 @@ def test_ticket_rules(ctx: ToolContext) -> None:
 
 # -- post_slack_message ---------------------------------------------------------------------
 def test_post_slack_message(ctx: ToolContext) -> None:
-    day = f"{ctx.world.now:%y%m%d}"
-    today = ctx.conn.execute("SELECT count(*) FROM slackmessage WHERE id LIKE ?", (f"msg-{day}-%",)).fetchone()[0]
+    now = ctx.world.now
     msg = ok(ctx, "post_slack_message", {"channel": "#escalations", "text": "[tick-250911-003] above my limit"})
-    assert msg["id"] == f"msg-{day}-{today + 1:04d}" and msg["channel"] == "#escalations"
+    assert msg["id"] == f"msg-{now:%y%m%d-%H%M}" and msg["channel"] == "#escalations"  # named by its minute
     row = one(ctx, "SELECT channel_id, author_id, text, ts, reactions, thread_parent_id FROM slackmessage "
                    "WHERE id = ?", msg["id"])
-    assert row == ("ch-escalations", ctx.actor_id, "[tick-250911-003] above my limit",
-                   stored(ctx, ctx.world.now), "{}", None)
+    assert row == ("ch-escalations", ctx.actor_id, "[tick-250911-003] above my limit", stored(ctx, now), "{}", None)
     reply = ok(ctx, "post_slack_message", {"channel": "escalations", "text": "done", "thread_parent_id": msg["id"]})
-    assert reply["id"] == f"msg-{day}-{today + 2:04d}" and reply["thread_parent_id"] == msg["id"]
+    later = now + timedelta(minutes=1)  # that minute is taken: the next free one names it, and dates it
+    assert reply["id"] == f"msg-{later:%y%m%d-%H%M}" and reply["thread_parent_id"] == msg["id"]
+    assert one(ctx, "SELECT ts FROM slackmessage WHERE id = ?", reply["id"]) == (stored(ctx, later),)
     nested = ok(ctx, "post_slack_message", {"channel": "escalations", "text": "ok", "thread_parent_id": reply["id"]})
     assert nested["thread_parent_id"] == msg["id"]
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from corecraft.domain import Domain, default_domain
 from corecraft.paths import content
-from corecraft.world import models
+from corecraft.world import db, models
 from corecraft.world.invariants import violations
 from corecraft.world.recipe import RecipeError, load_recipe
 from corecraft.world.store import World, world_hash
@@ -115,6 +116,17 @@ def test_only_a_no_charge_replacement_order_has_no_payment() -> None:
     assert violations(world, policy) == [f"no-charge replacement order with a charge or a payment: {order}"]
 
 
+def test_slack_messages_are_named_by_their_minute(world: World) -> None:
+    """Every message's id is its world-time day and minute, so a channel's ids read in time order; a message
+    posted a minute off its id breaks the invariant."""
+    msg, ts = world.conn.execute("SELECT id, ts FROM slackmessage ORDER BY ts LIMIT 1").fetchone()
+    assert msg == f"msg-{db.decode_datetime(ts, world.tz):%y%m%d-%H%M}"
+    later = db.decode_datetime(ts, world.tz) + timedelta(minutes=1)
+    world.conn.execute("UPDATE slackmessage SET ts = ? WHERE id = ?", (db.encode_datetime(later), msg))
+    assert violations(world, default_domain().policy) == [
+        f"Slack messages not named by their minute (models.message_id): {msg}"]
+
+
 def test_foreign_keys_are_enforced(world: World) -> None:
     import sqlite3
 
@@ -194,7 +206,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "9b33c0ab9fcd0cf4b7f974ea12f2dee78c71ec5e57bac51badf38ada97bfdfa1"
+DEFAULT_WORLD_HASH = "56838c8e606285fe536c92837a18532f74e52118eddceae63f3cb557db79e133"
 
 
 @pytest.mark.slow

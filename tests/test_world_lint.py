@@ -555,13 +555,28 @@ def test_slack_reactions_flags_laughter_at_work_and_alarm_on_a_routine_post(worl
                 "WHERE c.name NOT IN ('#general', '#random') AND m.text NOT LIKE '%urgent%' AND m.text NOT LIKE "
                 "'%escalat%' AND m.text NOT LIKE '%duplicate%' AND m.text NOT LIKE '%down%' ORDER BY m.id")
     found = injected(world, "slack_reactions", msg, ("UPDATE slackmessage SET reactions = ?, text = ? WHERE id = ?",
-                                                     ('{"+1": 2, "fire": 3, "joy": 4}', "Restock done for the week.",
+                                                     ('{"+1": 1, "fire": 2, "joy": 4}', "Restock done for the week.",
                                                       msg)))
     assert [f.message for f in found] == ["draws fire on 'Restock done for the week.'",
                                           "draws joy on 'Restock done for the week.'"]
     world.conn.execute("UPDATE slackmessage SET text = 'URGENT: a PSU report of smoke' WHERE id = ?", (msg,))
     assert [f.message for f in lint(world) if f.check == "slack_reactions" and f.entity_id == msg] == [
         "draws joy on 'URGENT: a PSU report of smoke'"]
+
+
+def test_slack_reactions_flags_folded_hands_on_a_notice_and_tallies_no_crowd_gives(world: World) -> None:
+    msg, = pick(world, "slack_reactions", "SELECT m.id FROM slackmessage m JOIN slackchannel c ON c.id = m.channel_id "
+                "WHERE c.name NOT IN ('#general', '#random') ORDER BY m.id")
+    found = injected(world, "slack_reactions", msg, ("UPDATE slackmessage SET reactions = ?, text = ? WHERE id = ?",
+                                                     ('{"+1": 6, "eyes": 5, "pray": 5}', "Leads sync moves to 2pm.",
+                                                      msg)))
+    assert [f.message for f in found] == [
+        "draws pray on 'Leads sync moves to 2pm.'",
+        "has reactions {'+1': 6, 'eyes': 5, 'pray': 5}: as many people pick a second emoji as the first, where a "
+        "crowd mostly gives one (at most half as many for each next one)"]
+    world.conn.execute("UPDATE slackmessage SET reactions = ?, text = ? WHERE id = ?",
+                       ('{"+1": 6, "eyes": 3, "pray": 1}', "Thanks for covering the leads sync.", msg))
+    assert not [f for f in lint(world) if f.check == "slack_reactions" and f.entity_id == msg]
 
 
 def test_customer_phones_flags_a_world_whose_phones_are_from_away(world: World) -> None:

@@ -39,6 +39,7 @@ from corecraft.tasks.setup_records import (
     actor_voice_problems,
     chatter_problems,
     id_sequence_problems,
+    message_id_problems,
     request_ticket_problems,
     setup_record_problems,
     spells_order,
@@ -118,7 +119,8 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
                          *setup_record_problems(i, step, episode.world, domain.seeds, problem),
                          *chatter_problems(i, step, episode.world, mentioned, problem)]]
         out += request_ticket_problems(task.prompt, episode.world, problem)
-        out += id_sequence_problems(task.setup, episode.world, problem)
+        out += id_sequence_problems(task.setup, episode.world, problem) + message_id_problems(task.setup, episode.world,
+                                                                                              problem)
         replayed = _replay(episode, task)
         for i, (tool, _, result) in enumerate(replayed):
             if "error" in result:

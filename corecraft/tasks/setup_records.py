@@ -38,9 +38,9 @@ in work (:func:`request_ticket_problems`). A setup Resolution links a refund as 
 with outcome ``refund_issued``, and only an approved or processed refund. No inserted row is updated before it was
 created. Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
 it keeps. Inserted tickets,
-orders, refunds, resolutions, escalations, Slack messages, customers, employees and builds number on from the
+orders, refunds, resolutions, escalations, customers, employees and builds number on from the
 world's last id of their stem, in the order they were made (:func:`id_sequence_problems`), as the world counts
-its ids.
+its ids; an inserted Slack message is named by its minute, as every message is (:func:`message_id_problems`).
 """
 
 from __future__ import annotations
@@ -222,8 +222,7 @@ def chatter_problems(index: int, step: SetupStep, world: World, mentioned: str, 
                                               "another record")]
 
 
-NUMBERED = ("SupportTicket", "Order", "Refund", "Resolution", "Escalation", "SlackMessage", "Customer", "Employee",
-            "Build")
+NUMBERED = ("SupportTicket", "Order", "Refund", "Resolution", "Escalation", "Customer", "Employee", "Build")
 """Tables whose ids count up (``tick-250914-006``, ``cust-0414``): a setup row of one takes the next free number.
 Payments, shipments, order lines and build components take their parent's id, and so follow it."""
 _COUNTED_ID = re.compile(r"^(.*-)(\d+)$")
@@ -266,6 +265,33 @@ def id_sequence_problems(setup: list[SetupStep], world: World, report: Report) -
                                 f"setup step {index + 1}: {table} {rid} was made at {when.isoformat()}, before "
                                 f"{before} ({earlier.isoformat()}), which it follows in number: number a stem's rows "
                                 "in the order they were made")]
+    return out
+
+
+def message_id_problems(setup: list[SetupStep], world: World, report: Report) -> list[Problem]:
+    """Inserted Slack messages not named by their minute: a message's id is its world-time day and minute
+    (``msg-250912-0930``), the next free minute when another message has it (:func:`models.message_id`), so a
+    channel's ids read in time order, the world's messages and a task's alike."""
+    posts = sorted((_moment(step.row["ts"], world), index, str(step.row.get("id")))
+                   for index, step in enumerate(setup)
+                   if isinstance(step, SetupInsert) and step.insert == "SlackMessage" and step.row.get("ts"))
+    ours = {rid for _, _, rid in posts}
+    table = db.table(models.SlackMessage)
+    named: set[str] = set()
+
+    def taken(ident: str) -> bool:
+        return ident in named or (ident not in ours and world.conn.execute(
+            f"SELECT 1 FROM {table} WHERE id = ?", (ident,)).fetchone() is not None)
+
+    out: list[Problem] = []
+    for moment, index, rid in posts:
+        expected, _ = models.message_id(moment.astimezone(world.tz), taken)
+        named.add(expected)
+        if rid != expected:
+            out += report(("setup", index, "row", "id"),
+                          f"setup step {index + 1}: SlackMessage {rid} is posted at {moment:%Y-%m-%d %H:%M}, so its id "
+                          f"is {expected}: a message is named by its world-time day and minute (the next free one "
+                          "when another message has it), as every generated message is")
     return out
 
 

@@ -202,10 +202,11 @@ def require(ctx: ToolContext, model: type[SQLModel], row_id: str, field: str) ->
     return row
 
 
-def next_id(ctx: ToolContext, model: type[SQLModel], prefix: str, width: int = 3) -> str:
-    """The next readable id for a row created now, e.g. ``ref-250915-004`` (``msg-250915-0003``: width 4).
+def next_id(ctx: ToolContext, model: type[SQLModel], prefix: str) -> str:
+    """The next readable id for a row created now, e.g. ``ref-250915-004`` (a Slack message's id is its minute
+    instead: :func:`corecraft.world.models.message_id`).
 
-    A number past ``width`` digits makes a longer id that sorts among the shorter ones, so the day's
+    A number past three digits makes a longer id that sorts among the shorter ones, so the day's
     highest is looked for width by width, widest first, each through the table's index on
     ``(length(id), id)`` (see :func:`corecraft.world.models._id_width`): a probe per width, not a scan of
     the day.
@@ -218,8 +219,8 @@ def next_id(ctx: ToolContext, model: type[SQLModel], prefix: str, width: int = 3
         last = ctx.conn.execute(f"SELECT max(id) FROM {table} WHERE length(id) = ? AND id >= ? AND id < ?",
                                 (length, stem, stem[:-1] + ".")).fetchone()[0]
         if last is not None:
-            return f"{stem}{int(last.rsplit('-', 1)[1]) + 1:0{width}d}"
-    return f"{stem}{1:0{width}d}"
+            return f"{stem}{int(last.rsplit('-', 1)[1]) + 1:03d}"
+    return f"{stem}001"
 
 
 def local(ctx: ToolContext, iso: str | None) -> datetime | None:

@@ -1273,15 +1273,33 @@ WORK_WEEK_WORDS = re.compile(r"\b(?:before the weekend|this week|by (?:Monday|Tu
 weekend" on a Sunday?)."""
 
 
+THANKS_WORDS = re.compile(r"\b(thanks?|thank you|please|pls|appreciate\w*|help\w*|kudos|shout-?out|"
+                          r"welcome|congrat\w*)\b", re.IGNORECASE)
+"""Words of a Slack post that thanks or asks: only such a post draws folded hands."""
+
+
 def fitting_reaction(emoji: str, text: str, casual: bool) -> str:
     """The reaction a Slack post of ``text`` draws where ``emoji`` was drawn: laughter only in the casual
     channels (``casual``: #general, #random), fire and the rotating light only on a post that raises an
-    alarm (:data:`ALARM_WORDS`); an emoji that does not fit becomes an acknowledgement."""
+    alarm (:data:`ALARM_WORDS`), folded hands only on one that thanks or asks (:data:`THANKS_WORDS`); an
+    emoji that does not fit becomes an acknowledgement."""
     if emoji == "joy" and not casual:
         return "+1"
     if emoji in ("fire", "rotating_light") and ALARM_WORDS.search(text) is None:
         return "+1" if emoji == "fire" else "eyes"
+    if emoji == "pray" and THANKS_WORDS.search(text) is None:
+        return "+1"
     return emoji
+
+
+def reaction_counts(counts: dict[str, int]) -> dict[str, int]:
+    """A post's reactions as a crowd gives them: most people pick the same emoji, so each reaction after the
+    most given has at most half the count of the one before it (at least 1), in name order."""
+    tallied, cap = {}, None
+    for emoji, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        tallied[emoji] = count if cap is None else max(1, min(count, cap))
+        cap = tallied[emoji] // 2
+    return dict(sorted(tallied.items()))
 
 
 TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)

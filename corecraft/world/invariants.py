@@ -97,6 +97,10 @@ def violations(world: World, rules: Policy) -> list[str]:
         late = conn.execute(f'SELECT id FROM "{table}" WHERE {column} > ? LIMIT 5', (now,)).fetchall()
         if late:
             problems.append(f"{table}.{column} after now: {', '.join(r[0] for r in late)}")
+    unnamed = [msg_id for msg_id, ts in conn.execute("SELECT id, ts FROM slackmessage")
+               if msg_id != f"msg-{db.decode_datetime(ts, world.tz):%y%m%d-%H%M}"]
+    if unnamed:
+        problems.append(f"Slack messages not named by their minute (models.message_id): {', '.join(unnamed[:5])}")
     for ship_id, events in conn.execute("SELECT id, events FROM shipment"):
         stamps = [e["ts"] for e in json.loads(events)]
         if stamps != sorted(stamps) or (stamps and stamps[-1] > world.now.isoformat()):

@@ -59,6 +59,7 @@ from corecraft.world.fidelity import (
     pickup_problem,
     price_drops,
     priciest_products,
+    reaction_counts,
     received_by,
     received_products,
     reference_problem,
@@ -1220,11 +1221,15 @@ def slack_weekdays(r: Records) -> list[Finding]:
 
 def slack_reactions(r: Records) -> list[Finding]:
     """Reactions fit their post (:func:`fitting_reaction`): no laughter on a work post, no fire or rotating
-    light on a routine one."""
+    light on a routine one, no folded hands on one that neither thanks nor asks; and they are counted as a
+    crowd gives them (:func:`reaction_counts`), not each emoji its own random tally."""
     work = _work_channels(r)
     return [Finding("slack_reactions", msg["id"], f"draws {emoji} on {msg['text']!r}")
             for msg in r.messages.values() for emoji in msg["reactions"] or {}
-            if fitting_reaction(emoji, msg["text"], msg["channel_id"] not in work) != emoji]
+            if fitting_reaction(emoji, msg["text"], msg["channel_id"] not in work) != emoji] + [
+        Finding("slack_reactions", msg["id"], f"has reactions {msg['reactions']}: as many people pick a second emoji as "
+                "the first, where a crowd mostly gives one (at most half as many for each next one)")
+        for msg in r.messages.values() if msg["reactions"] and reaction_counts(msg["reactions"]) != msg["reactions"]]
 
 
 NEW_HIRE_DAYS = 21

@@ -8,7 +8,8 @@ JSON columns hold small structured values (addresses, specs, inventory, events).
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import JSON, Column, Index, text
@@ -43,7 +44,7 @@ def _json(**kwargs: Any) -> Any:
 
 def _id_width(table: str) -> Index:
     """An index on the ids by width, then value, of a table whose write tool numbers its rows per day
-    (``msg-250915-0042``): the day's highest number is then one index probe per width, see
+    (``ref-250915-042``): the day's highest number is then one index probe per width, see
     :func:`corecraft.tools.common.next_id`."""
     return Index(f"ix_{table}_id_width", text("length(id)"), "id")
 
@@ -270,11 +271,10 @@ class SlackChannel(SQLModel, table=True):
 
 
 class SlackMessage(SQLModel, table=True):
-    """A message in a channel, possibly a reply in a thread."""
+    """A message in a channel, possibly a reply in a thread. Its id is its minute (:func:`message_id`)."""
 
     __tablename__ = "slackmessage"
-    __table_args__ = (Index("ix_slackmessage_channel_ts", "channel_id", "ts", "id"),  # a channel, newest first
-                      _id_width("slackmessage"))
+    __table_args__ = (Index("ix_slackmessage_channel_ts", "channel_id", "ts", "id"),)  # a channel, newest first
 
     id: str = Field(primary_key=True)
     channel_id: str = Field(foreign_key="slackchannel.id")  # indexed first in ix_slackmessage_channel_ts
@@ -283,6 +283,16 @@ class SlackMessage(SQLModel, table=True):
     ts: datetime = Field(index=True)
     reactions: dict[str, int] = _json(nullable=False)
     thread_parent_id: str | None = Field(default=None, foreign_key="slackmessage.id", index=True)
+
+
+def message_id(moment: datetime, taken: Callable[[str], bool]) -> tuple[str, datetime]:
+    """A Slack message's id and minute: ``msg-YYMMDD-HHMM`` of ``moment`` (aware, in world time), as Slack dates a
+    message by its timestamp (``msg-250912-0930`` was posted at 09:30). A minute whose id is ``taken`` moves the
+    message on to the next free one, so ids read in time order, the world's, a task's and the agent's alike."""
+    minute = moment.replace(second=0, microsecond=0)
+    while taken(ident := f"msg-{minute:%y%m%d-%H%M}"):
+        minute += timedelta(minutes=1)
+    return ident, minute
 
 
 ENTITY_TYPES: tuple[type[SQLModel], ...] = (

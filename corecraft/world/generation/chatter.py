@@ -38,6 +38,7 @@ from corecraft.world.fidelity import (
     measure,
     names_first_name,
     origin,
+    reaction_counts,
     received_by,
     refund_days,
     rule_shape,
@@ -284,7 +285,11 @@ class ChatterMixin(GeneratorBase):
             messages.append({"_order": 10**6 + 2 * k + 1, "channel_id": "ch-policy-discussion",
                              "author_id": returns_lead["id"], "text": exc.reply, "ts": posted + timedelta(minutes=17),
                              "reactions": {"+1": 3}, "thread_parent_id": None, "_reply_to": exc.id})
-        self.dated_ids(messages, "msg", "ts", width=4)
+        messages.sort(key=lambda r: (r["ts"], r["_order"]))
+        taken: set[str] = set()
+        for msg in messages:
+            msg["id"], msg["ts"] = m.message_id(msg["ts"].astimezone(self.tz), taken.__contains__)
+            taken.add(msg["id"])
         roots = {msg["_root"]: msg["id"] for msg in messages if "_root" in msg}
         for msg in messages:  # only an announcement's own reply is threaded: chatter starts no threads
             if "_reply_to" in msg:
@@ -638,8 +643,8 @@ class ChatterMixin(GeneratorBase):
         return records.topic_tickets[key]
 
     def reactions(self, text: str, casual: bool) -> dict[str, int]:
-        """Emoji reactions that fit the post (:func:`fitting_reaction`; the draws stay as they were, so the
-        shared stream does too)."""
+        """Emoji reactions that fit the post (:func:`fitting_reaction`), counted as a crowd gives them
+        (:func:`reaction_counts`; the draws stay as they were, so the shared stream does too)."""
         if self.rng.random() < 0.6:
             return {}
         emoji = self.rng.sample(["+1", "eyes", "white_check_mark", "pray", "fire", "joy", "rotating_light"],
@@ -648,5 +653,5 @@ class ChatterMixin(GeneratorBase):
         for drawn in sorted(emoji):
             count, e = self.rng.randint(1, 6), fitting_reaction(drawn, text, casual)
             counts[e] = max(counts.get(e, 0), count)
-        return dict(sorted(counts.items()))
+        return reaction_counts(counts)
 
