@@ -62,10 +62,11 @@ def make_task(rubric: list[dict[str, Any]], minefields: list[dict[str, Any]] | N
     })
 
 
-# A message posted earlier today: the last Slack row, whose id the next post reuses once it is deleted.
+# A message posted the minute the agent starts: the last Slack row, whose id (its minute) the next post takes
+# once it is deleted.
 TODAYS_MESSAGE = {"insert": "SlackMessage", "row": {
-    "id": "msg-250915-0001", "channel_id": "ch-general", "author_id": ACTOR, "text": "morning all",
-    "ts": "2025-09-15T09:00:00", "reactions": {}}}
+    "id": "msg-250915-1400", "channel_id": "ch-general", "author_id": ACTOR, "text": "morning all",
+    "ts": "2025-09-15T14:00:00", "reactions": {}}}
 
 
 def run(rubric: list[dict[str, Any]], calls: Calls | None = None, reply: str = "",
@@ -376,7 +377,7 @@ def test_world_diff_matches_a_naive_row_by_row_diff() -> None:
         # msg-probe took the deleted row's rowid: a new row. The tool then gave the deleted id to its new message,
         # at another rowid: by id, that row was updated.
         assert posted == last[0]
-        assert got["SlackMessage"] == (["msg-probe"], [], {posted: ["channel_id", "text", "ts"]})  # same author
+        assert got["SlackMessage"] == (["msg-probe"], [], {posted: ["channel_id", "text"]})  # same author, same minute
         assert got["SupportTicket"] == ([], [], {TICKET: ["priority", "updated_at"]})
         assert got["Customer"] == (["cust-9999"], ["cust-0014"], {})
         assert got["Escalation"][1] == [first_escalation] and len(got["Escalation"][0]) == 1

@@ -519,9 +519,8 @@ def test_post_slack_message(ctx: ToolContext) -> None:
                    "WHERE id = ?", msg["id"])
     assert row == ("ch-escalations", ctx.actor_id, "[tick-250911-003] above my limit", stored(ctx, now), "{}", None)
     reply = ok(ctx, "post_slack_message", {"channel": "escalations", "text": "done", "thread_parent_id": msg["id"]})
-    later = now + timedelta(minutes=1)  # that minute is taken: the next free one names it, and dates it
-    assert reply["id"] == f"msg-{later:%y%m%d-%H%M}" and reply["thread_parent_id"] == msg["id"]
-    assert one(ctx, "SELECT ts FROM slackmessage WHERE id = ?", reply["id"]) == (stored(ctx, later),)
+    assert reply["id"] == f"msg-{now:%y%m%d-%H%M}b" and reply["thread_parent_id"] == msg["id"]  # a minute's second
+    assert one(ctx, "SELECT ts FROM slackmessage WHERE id = ?", reply["id"]) == (stored(ctx, now),)
     nested = ok(ctx, "post_slack_message", {"channel": "escalations", "text": "ok", "thread_parent_id": reply["id"]})
     assert nested["thread_parent_id"] == msg["id"]
 

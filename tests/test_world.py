@@ -206,7 +206,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "56838c8e606285fe536c92837a18532f74e52118eddceae63f3cb557db79e133"
+DEFAULT_WORLD_HASH = "6c83b4f978b80dc771f60526ae07570937e90afbc88a3e59da192e77559e2ff1"
 
 
 @pytest.mark.slow

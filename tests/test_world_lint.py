@@ -967,6 +967,20 @@ def test_ticket_owned_products_flags_a_review_of_a_part_never_bought(world: Worl
                                           f"{db.decode_datetime(created, world.tz):%Y-%m-%d}"]
 
 
+def test_ticket_old_parts_flags_an_old_cpu_days_after_one_was_bought(world: World) -> None:
+    """Round 67: "My CPU is a few years old" from a customer whose order with a CPU was ten days old."""
+    ticket, created = pick(world, "ticket_old_parts", "SELECT t.id, t.created_at FROM supportticket t JOIN \"order\" o "
+                           "ON o.customer_id = t.customer_id AND o.status != 'cancelled' AND o.created_at < t.created_at "
+                           "AND o.created_at > datetime(t.created_at, '-700 days') JOIN orderline l ON l.order_id = o.id "
+                           "JOIN product p ON p.id = l.product_id WHERE p.category = 'cpu' ORDER BY t.id")
+    body = "Which card would suit 1440p? My CPU is a few years old."
+    found = injected(world, "ticket_old_parts", ticket, ("UPDATE supportticket SET body = ? WHERE id = ?", (body, ticket)))
+    assert [f.message for f in found] == [f"calls the customer's cpu old, but they ordered one from us in the 730 days "
+                                          f"before {db.decode_datetime(created, world.tz):%Y-%m-%d}"]
+    world.conn.execute("UPDATE supportticket SET body = 'Which card would suit 1440p?' WHERE id = ?", (ticket,))
+    assert not [f for f in lint(world) if f.check == "ticket_old_parts" and f.entity_id == ticket]
+
+
 def test_ticket_counts_flags_three_items_on_an_order_of_one(world: World) -> None:
     ticket, name = pick(world, "ticket_counts", "SELECT t.id, p.name FROM supportticket t JOIN orderline l "
                         "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE l.quantity = 1 "

@@ -270,8 +270,8 @@ def id_sequence_problems(setup: list[SetupStep], world: World, report: Report) -
 
 def message_id_problems(setup: list[SetupStep], world: World, report: Report) -> list[Problem]:
     """Inserted Slack messages not named by their minute: a message's id is its world-time day and minute
-    (``msg-250912-0930``), the next free minute when another message has it (:func:`models.message_id`), so a
-    channel's ids read in time order, the world's messages and a task's alike."""
+    (``msg-250912-0930``, ``…0930b`` when another message has it: :func:`models.message_id`), so a channel's ids
+    read in time order, the world's messages and a task's alike."""
     posts = sorted((_moment(step.row["ts"], world), index, str(step.row.get("id")))
                    for index, step in enumerate(setup)
                    if isinstance(step, SetupInsert) and step.insert == "SlackMessage" and step.row.get("ts"))
@@ -285,13 +285,13 @@ def message_id_problems(setup: list[SetupStep], world: World, report: Report) ->
 
     out: list[Problem] = []
     for moment, index, rid in posts:
-        expected, _ = models.message_id(moment.astimezone(world.tz), taken)
+        expected = models.message_id(moment.astimezone(world.tz), taken)
         named.add(expected)
         if rid != expected:
             out += report(("setup", index, "row", "id"),
                           f"setup step {index + 1}: SlackMessage {rid} is posted at {moment:%Y-%m-%d %H:%M}, so its id "
-                          f"is {expected}: a message is named by its world-time day and minute (the next free one "
-                          "when another message has it), as every generated message is")
+                          f"is {expected}: a message is named by its world-time day and minute (with a letter when "
+                          "another message has that minute), as every generated message is")
     return out
 
 

@@ -512,10 +512,10 @@ def post_slack_message(ctx: ToolContext, args: PostSlackMessageArgs) -> dict[str
         if parent["channel_id"] != channel["id"]:
             raise ToolError("invalid_argument", f"message {parent['id']} is not in {name}", "thread_parent_id")
         parent_id = parent["thread_parent_id"] or parent["id"]
-    message_id, posted = models.message_id(ctx.world.now, lambda taken: ctx.conn.execute(
+    message_id = models.message_id(ctx.world.now, lambda taken: ctx.conn.execute(
         f"SELECT 1 FROM {db.table(SlackMessage)} WHERE id = ?", (taken,)).fetchone() is not None)
     db.insert_many(ctx.conn, SlackMessage, [{
         "id": message_id, "channel_id": channel["id"], "author_id": actor["id"], "text": args.text,
-        "ts": posted, "reactions": {}, "thread_parent_id": parent_id,
+        "ts": ctx.world.now, "reactions": {}, "thread_parent_id": parent_id,
     }])
     return {**require(ctx, SlackMessage, message_id, "id"), "channel": name}

@@ -595,6 +595,9 @@ class Fidelity(_Data):
     """Ticket words about a part the customer may get (a regex): the part named is not one they hold."""
     owned_product: str
     """Ticket words about a part the customer has used (a review of it): one they had received from us by then."""
+    old_parts: dict[str, str]
+    """Ticket words calling the customer's part of a category old (a regex per category): they bought none of
+    it from us lately (:meth:`old_part_problems`)."""
     priciest_product: str
     """Ticket words calling the part they name the costly one of their order: it is the order's priciest line."""
     category_words: dict[str, str]
@@ -739,6 +742,16 @@ class Fidelity(_Data):
     def calls_pricey(self, text: str) -> bool:
         """Whether ``text`` calls the part it names the costly one of its order (``priciest_product``)."""
         return re.search(self.priciest_product, text) is not None
+
+    def old_part_problems(self, text: str, bought: Iterable[tuple[str, datetime]], when: datetime) -> list[str]:
+        """The categories ``text`` calls the customer's old ones ("my CPU is a few years old", "upgrade my GPU")
+        although ``bought`` (the category and order time of each part they ordered from us; a prebuilt holds every
+        category) has one ordered in the :data:`OLD_PART_DAYS` before ``when``."""
+        said = [category for category, pattern in self.old_parts.items() if re.search(pattern, text)]
+        if not said:
+            return []
+        recent = {category for category, at in bought if timedelta(0) <= when - at <= timedelta(days=OLD_PART_DAYS)}
+        return [category for category in said if category in recent or "prebuilt" in recent]
 
     def prospective(self, text: str) -> bool:
         """Whether ``text`` talks about a part the customer is thinking of getting."""
@@ -1304,6 +1317,9 @@ def reaction_counts(counts: dict[str, int]) -> dict[str, int]:
 
 TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)
 """A customer saying which loyalty tier they hold."""
+
+OLD_PART_DAYS = 730
+"""A part a customer calls years old, or is upgrading, was not ordered from us in this many days before."""
 
 RECENT_ORDER_DAYS = 2.0
 """How old an order may be for its customer to say they 'just placed' it."""

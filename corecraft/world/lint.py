@@ -26,6 +26,7 @@ from corecraft.world.fidelity import (
     LAST_PICKUP,
     LATE_REFUND_ASKED,
     OFF_THE_QUEUE,
+    OLD_PART_DAYS,
     OPEN_TICKET_STATUSES,
     ORDER_ID,
     RAW_ID,
@@ -281,7 +282,7 @@ _ID_KINDS = {
     "esc": ("escalations", "created_at"), "msg": ("messages", "ts"), "build": ("builds", "created_at"),
     "cust": ("customers", "created_at"),
 }
-_QUOTED_ID = re.compile(r"\b(?:(?:ord|tick|ship|pay|ref|res|esc)-\d{6}-\d{3}|msg-\d{6}-\d{4}|(?:build|cust)-\d{4})\b")
+_QUOTED_ID = re.compile(r"\b(?:(?:ord|tick|ship|pay|ref|res|esc)-\d{6}-\d{3}|msg-\d{6}-\d{4}[b-z]?|(?:build|cust)-\d{4})\b")
 
 
 def _with_datetimes(row: Row) -> Row:
@@ -1296,6 +1297,21 @@ def ticket_owned_products(r: Records) -> list[Finding]:
     return found
 
 
+def ticket_old_parts(r: Records) -> list[Finding]:
+    """A ticket calling the customer's CPU years old, or upgrading their GPU (``old_parts``), comes from a customer
+    who ordered no such part from us (nor a prebuilt) in the two years before: not "my CPU is a few years old" ten
+    days after a full build."""
+    found = []
+    for t in r.tickets.values():
+        bought = ((r.products[ln["product_id"]]["category"], o["created_at"])
+                  for o in r.orders_of_customer.get(t["customer_id"], []) if o["status"] != "cancelled"
+                  for ln in r.lines.get(o["id"], []))
+        found += [Finding("ticket_old_parts", t["id"], f"calls the customer's {category} old, but they ordered one "
+                          f"from us in the {OLD_PART_DAYS} days before {t['created_at']:%Y-%m-%d}")
+                  for category in r.rules.old_part_problems(f"{t['subject']}\n{t['body']}", bought, t["created_at"])]
+    return found
+
+
 def ticket_priciest_products(r: Records) -> list[Finding]:
     """A ticket calling the part it names the costly one of its order (``priciest_product``) names the order's
     costliest line, not a $259 PSU beside a $3,299 card."""
@@ -1920,7 +1936,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_weekdays, slack_reactions, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
     ticket_raw_ids, ticket_quotes, ticket_builds, ticket_priciest_products, ticket_channels, ticket_assignees,
-    ticket_owned_products, ticket_budgets, product_model_years,
+    ticket_owned_products, ticket_old_parts, ticket_budgets, product_model_years,
     ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

@@ -9,7 +9,8 @@ JSON columns hold small structured values (addresses, specs, inventory, events).
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
+from string import ascii_lowercase
 from typing import Any
 
 from sqlalchemy import JSON, Column, Index, text
@@ -285,14 +286,16 @@ class SlackMessage(SQLModel, table=True):
     thread_parent_id: str | None = Field(default=None, foreign_key="slackmessage.id", index=True)
 
 
-def message_id(moment: datetime, taken: Callable[[str], bool]) -> tuple[str, datetime]:
-    """A Slack message's id and minute: ``msg-YYMMDD-HHMM`` of ``moment`` (aware, in world time), as Slack dates a
-    message by its timestamp (``msg-250912-0930`` was posted at 09:30). A minute whose id is ``taken`` moves the
-    message on to the next free one, so ids read in time order, the world's, a task's and the agent's alike."""
-    minute = moment.replace(second=0, microsecond=0)
-    while taken(ident := f"msg-{minute:%y%m%d-%H%M}"):
-        minute += timedelta(minutes=1)
-    return ident, minute
+def message_id(moment: datetime, taken: Callable[[str], bool]) -> str:
+    """A Slack message's id: ``msg-YYMMDD-HHMM`` of ``moment`` (aware, in world time), as Slack dates a message by its
+    timestamp (``msg-250912-0930`` was posted at 09:30), so ids read in time order, the world's, a task's and the
+    agent's alike. A minute whose id is ``taken`` gives the next message a letter, as a second payment on one order
+    takes one (``msg-250912-0930b``)."""
+    stem = f"msg-{moment:%y%m%d-%H%M}"
+    for letter in ("", *ascii_lowercase[1:]):
+        if not taken(stem + letter):
+            return stem + letter
+    raise ValueError(f"more than {len(ascii_lowercase)} messages posted at {moment:%Y-%m-%d %H:%M}")
 
 
 ENTITY_TYPES: tuple[type[SQLModel], ...] = (

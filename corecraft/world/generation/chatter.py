@@ -288,7 +288,7 @@ class ChatterMixin(GeneratorBase):
         messages.sort(key=lambda r: (r["ts"], r["_order"]))
         taken: set[str] = set()
         for msg in messages:
-            msg["id"], msg["ts"] = m.message_id(msg["ts"].astimezone(self.tz), taken.__contains__)
+            msg["id"] = m.message_id(msg["ts"].astimezone(self.tz), taken.__contains__)
             taken.add(msg["id"])
         roots = {msg["_root"]: msg["id"] for msg in messages if "_root" in msg}
         for msg in messages:  # only an announcement's own reply is threaded: chatter starts no threads

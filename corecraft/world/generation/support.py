@@ -211,6 +211,7 @@ class SupportMixin(GeneratorBase):
             orders_of[o["customer_id"]].append(o)
         earlier_tickets: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.ticket_bodies: set[str] = set()
+        self.category_of = {pid: p["category"] for pid, p in products.items()}
         self.phrase_tickets: dict[TicketPhrase, list[dict[str, Any]]] = defaultdict(list)
         self.wording_uses: Counter[str] = Counter()
         self.wording_times: dict[str, list[datetime]] = defaultdict(list)  # when each wording's tickets were written
@@ -340,6 +341,10 @@ class SupportMixin(GeneratorBase):
                                             rules.never_received)
         if rules.prospective(template):  # a part they may get is not one they hold
             excluded = excluded | {p["id"] for p in story.held}
+        if rules.old_part_problems(template, ((self.category_of[ln["product_id"]], o["created_at"])
+                                              for o in story.own_orders if o["status"] != "cancelled"
+                                              for ln in self.lines_by_order()[o["id"]]), t["created_at"]):
+            return None  # a part they call years old is not one they have just bought from us
         if names_product and ((allowed is not None and product["category"] not in allowed)
                               or product["id"] in excluded):
             fitting = [p for p in (story.lines if story.order else self.rows[m.Product])
