@@ -484,7 +484,7 @@ class PostSlackMessageArgs(Args):
                       description="The message. Keep it under 280 characters. Posts in #escalations must "
                                   "begin with the ticket id in square brackets.")
     thread_parent_id: Id | None = Field(default=None, description="Reply in the thread of this message (in "
-                                                                  "the same channel), e.g. 'msg-250902-0001'.")
+                                                                  "the same channel), e.g. 'msg-250902-1012'.")
 
 
 @tool(read_only=False)
