@@ -292,9 +292,9 @@ def message_id(moment: datetime, taken: Callable[[str], bool]) -> str:
     agent's alike. A minute whose id is ``taken`` gives the next message a letter, as a second payment on one order
     takes one (``msg-250912-0930b``)."""
     stem = f"msg-{moment:%y%m%d-%H%M}"
-    for letter in ("", *ascii_lowercase[1:]):
-        if not taken(stem + letter):
-            return stem + letter
+    for ident in (stem, *(stem + letter for letter in ascii_lowercase[1:])):
+        if not taken(ident):
+            return ident
     raise ValueError(f"more than {len(ascii_lowercase)} messages posted at {moment:%Y-%m-%d %H:%M}")
 
 

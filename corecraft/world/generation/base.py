@@ -69,8 +69,7 @@ class GeneratorBase:
         span = max(0, int((high - low).total_seconds() // 60))
         return (low + timedelta(minutes=(rng or self.rng).randint(0, span))).replace(second=0, microsecond=0)
 
-    def dated_ids(self, rows: list[dict[str, Any]], prefix: str, key: str, width: int = 3,
-                  after: Iterable[str] = ()) -> None:
+    def dated_ids(self, rows: list[dict[str, Any]], prefix: str, key: str, after: Iterable[str] = ()) -> None:
         """Sort rows by ``key`` and give them ids ``prefix-YYMMDD-NNN`` (sequence within the day), numbered
         after the ids of their day in ``after``: rows added to days whose rows keep their ids."""
         rows.sort(key=lambda r: (r[key], r["_order"]))
@@ -81,7 +80,7 @@ class GeneratorBase:
         for row in rows:
             day = row[key].astimezone(self.tz).strftime("%y%m%d")
             per_day[day] += 1
-            row["id"] = f"{prefix}-{day}-{per_day[day]:0{width}d}"
+            row["id"] = f"{prefix}-{day}-{per_day[day]:03d}"
 
     # -- entities ------------------------------------------------------------------------
     def staff_by_department(self) -> dict[str, list[dict[str, Any]]]:
