@@ -12,7 +12,7 @@ import math
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from functools import cached_property, lru_cache, partial
@@ -1303,6 +1303,16 @@ def fitting_reaction(emoji: str, text: str, casual: bool) -> str:
     if emoji == "pray" and THANKS_WORDS.search(text) is None:
         return "+1"
     return emoji
+
+
+def ordered_parts(orders: Iterable[Mapping[str, Any]], lines_of: Callable[[str], Iterable[Mapping[str, Any]]],
+                  category_of: Callable[[str], str]) -> Iterator[tuple[str, datetime]]:
+    """The category and order time of each part a customer ordered from us (``orders``, cancelled ones left out), as
+    :meth:`Fidelity.old_part_problems` reads them; read only when iterated."""
+    for order in orders:
+        if order["status"] != "cancelled":
+            for line in lines_of(order["id"]):
+                yield category_of(line["product_id"]), order["created_at"]
 
 
 def reaction_counts(counts: dict[str, int]) -> dict[str, int]:

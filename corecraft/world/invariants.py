@@ -99,7 +99,7 @@ def violations(world: World, rules: Policy) -> list[str]:
         if late:
             problems.append(f"{table}.{column} after now: {', '.join(r[0] for r in late)}")
     unnamed = [msg_id for msg_id, ts in conn.execute("SELECT id, ts FROM slackmessage")
-               if msg_id.rstrip(ascii_lowercase) != f"msg-{db.decode_datetime(ts, world.tz):%y%m%d-%H%M}"]
+               if msg_id.rstrip(ascii_lowercase) != models.message_id(db.decode_datetime(ts, world.tz), lambda _: False)]
     if unnamed:
         problems.append(f"Slack messages not named by their minute (models.message_id): {', '.join(unnamed[:5])}")
     for ship_id, events in conn.execute("SELECT id, events FROM shipment"):

@@ -55,6 +55,7 @@ from corecraft.world.fidelity import (
     line_price_problem,
     names_first_name,
     order_states,
+    ordered_parts,
     origin_problem,
     paid_share,
     pickup_problem,
@@ -1303,9 +1304,8 @@ def ticket_old_parts(r: Records) -> list[Finding]:
     days after a full build."""
     found = []
     for t in r.tickets.values():
-        bought = ((r.products[ln["product_id"]]["category"], o["created_at"])
-                  for o in r.orders_of_customer.get(t["customer_id"], []) if o["status"] != "cancelled"
-                  for ln in r.lines.get(o["id"], []))
+        bought = ordered_parts(r.orders_of_customer.get(t["customer_id"], []), lambda oid: r.lines.get(oid, []),
+                               lambda pid: r.products[pid]["category"])
         found += [Finding("ticket_old_parts", t["id"], f"calls the customer's {category} old, but they ordered one "
                           f"from us in the {OLD_PART_DAYS} days before {t['created_at']:%Y-%m-%d}")
                   for category in r.rules.old_part_problems(f"{t['subject']}\n{t['body']}", bought, t["created_at"])]

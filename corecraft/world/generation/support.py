@@ -27,6 +27,7 @@ from corecraft.world.fidelity import (
     duration_problems,
     measure,
     order_states,
+    ordered_parts,
     paid_share,
     price_drops,
     priciest_products,
@@ -341,9 +342,8 @@ class SupportMixin(GeneratorBase):
                                             rules.never_received)
         if rules.prospective(template):  # a part they may get is not one they hold
             excluded = excluded | {p["id"] for p in story.held}
-        if rules.old_part_problems(template, ((self.category_of[ln["product_id"]], o["created_at"])
-                                              for o in story.own_orders if o["status"] != "cancelled"
-                                              for ln in self.lines_by_order()[o["id"]]), t["created_at"]):
+        if rules.old_part_problems(template, ordered_parts(story.own_orders, lambda oid: self.lines_by_order()[oid],
+                                                           self.category_of.__getitem__), t["created_at"]):
             return None  # a part they call years old is not one they have just bought from us
         if names_product and ((allowed is not None and product["category"] not in allowed)
                               or product["id"] in excluded):
