@@ -165,8 +165,10 @@ def _setup_step(step: str) -> str:
 
 
 def _scans(*scans: str, shipped_at: str = "2025-02-13T19:48:00-05:00") -> str:
-    """A setup step giving the tiny world's parcel these scans and ship date."""
-    return f"{{update: Shipment, id: {SHIP}, set: {{shipped_at: '{shipped_at}', events: [{', '.join(scans)}]}}}}"
+    """A setup step giving the tiny world's parcel these scans and ship date, and no ETA (the parcel is late, and its
+    delay flag, which ``late_without_a_delay_flag`` asks for, would go with the scans)."""
+    return (f"{{update: Shipment, id: {SHIP}, set: {{shipped_at: '{shipped_at}', eta: null, "
+            f"events: [{', '.join(scans)}]}}}}")
 
 
 TICKET = ("{insert: SupportTicket, row: {id: tick-250301-001, customer_id: cust-0003, type: shipping, channel: email, "
@@ -214,14 +216,25 @@ SETUP_RECORDS = {
     "delivered_without_going_out": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
                                                                'location: "Richmond, VA"}'),
                                     "is delivered with no 'out_for_delivery' scan before it"),
-    "days_on_the_road_unscanned": (_scans(LABEL, PICKUP, _out_for_delivery("2025-02-18"),
-                                          '{ts: "2025-02-18T11:00:00-05:00", status: delivered, '
+    "days_on_the_road_unscanned": (_scans(LABEL, PICKUP, _out_for_delivery("2025-02-17"),
+                                          '{ts: "2025-02-17T11:00:00-05:00", status: delivered, '
                                           'location: "Richmond, VA"}'),
                                    "with no in-transit scan"),
     "six_business_days_silent": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-24"),
                                         '{ts: "2025-02-24T11:00:00-05:00", status: delivered, '
                                         'location: "Richmond, VA"}'),
                                  "has no scan from 2025-02-14 04:10 to 2025-02-24 08:05, more than 5 business days"),
+    "first_scan_days_after_pickup": (_scans(LABEL, PICKUP, '{ts: "2025-02-19T03:25:00-05:00", status: in_transit, '
+                                                           'location: "Richmond, VA"}', _out_for_delivery("2025-02-20"),
+                                            '{ts: "2025-02-20T11:00:00-05:00", status: delivered, '
+                                            'location: "Richmond, VA"}'),
+                                     "has no scan from 2025-02-13 19:48 to 2025-02-19 03:25, more than 2 business days"),
+    "late_without_a_delay_flag": (f"{{update: Shipment, id: {SHIP}, set: {{shipped_at: '2025-02-13T19:48:00-05:00', "
+                                  "eta: '2025-02-20T20:00:00-05:00', delivered_at: '2025-02-21T11:00:00-05:00', "
+                                  f"events: [{LABEL}, {PICKUP}, {HOP}, "
+                                  f"{_out_for_delivery('2025-02-21')}, {{ts: '2025-02-21T11:00:00-05:00', "
+                                  "status: delivered, location: 'Richmond, VA'}]}}",
+                                  "was delivered 2025-02-21, after its ETA (2025-02-20), with no delayed scan"),
     "hub_scan_on_a_sunday": (_scans(LABEL, PICKUP, '{ts: "2025-02-16T04:10:00-05:00", status: in_transit, '
                                                      'location: "Richmond, VA"}'),
                              "is scanned in transit on Sunday (2025-02-16): the world's carrier hubs scan on business "

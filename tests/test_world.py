@@ -206,7 +206,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6c83b4f978b80dc771f60526ae07570937e90afbc88a3e59da192e77559e2ff1"
+DEFAULT_WORLD_HASH = "dfb8c7daf4fddb0f2f39d63bb57ed7cdf6f261674e38811c44cecc3f8c4c63d6"
 
 
 @pytest.mark.slow

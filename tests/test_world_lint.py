@@ -6,7 +6,7 @@ import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import yaml
@@ -188,6 +188,22 @@ def test_shipment_silences_flags_six_business_days_without_a_scan_and_passes_fiv
     assert [f.message for f in found] == [
         "has no scan from 2025-08-25 02:40 to 2025-09-03 03:15, more than 5 business days"]
     events[2]["ts"] = "2025-09-02T03:15:00-04:00"
+    world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship))
+    assert ship not in flagged(world, "shipment_silences")
+
+
+def test_shipment_silences_flags_a_first_scan_three_business_days_after_pickup_and_passes_two(world: World) -> None:
+    ship, = pick(world, "shipment_silences", "SELECT id FROM shipment WHERE delivered_at IS NOT NULL ORDER BY id")
+    # Picked up Friday 2025-08-29: Labor Day (09-01) is no business day, so Thursday 09-04 is the third business day
+    # after it (the carrier sorts a parcel the night after) and Wednesday 09-03 the second.
+    scans = [("2025-08-29T14:10:00-04:00", "picked_up"), ("2025-09-04T02:40:00-04:00", "in_transit"),
+             ("2025-09-05T08:20:00-04:00", "out_for_delivery"), ("2025-09-05T15:05:00-04:00", "delivered")]
+    events = [{"ts": ts, "status": status, "location": "Memphis, TN"} for ts, status in scans]
+    found = injected(world, "shipment_silences", ship,
+                     ("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship)))
+    assert [f.message for f in found] == [
+        "has no scan from 2025-08-29 14:10 to 2025-09-04 02:40, more than 2 business days"]
+    events[1]["ts"] = "2025-09-03T02:40:00-04:00"
     world.conn.execute("UPDATE shipment SET events = ? WHERE id = ?", (json.dumps(events), ship))
     assert ship not in flagged(world, "shipment_silences")
 
@@ -494,7 +510,9 @@ def test_order_addresses_flags_an_order_shipping_off_its_customers_book(world: W
     (lambda phone: f"(441){phone[5:]}", "whose area code 441 is no listed US city's (cities in seeds/fidelity.yaml)"),
     (lambda phone: f"{phone[:6]}555{phone[9:]}", "whose exchange 555 is no subscriber's (N11 codes, fiction's 555)"),
     (lambda phone: f"{phone[:6]}911{phone[9:]}", "whose exchange 911 is no subscriber's (N11 codes, fiction's 555)"),
-], ids=["bermuda_area_code", "fiction_exchange", "service_code_exchange"])
+    (lambda phone: f"{phone[:6]}{phone[1:4]}{phone[9:]}", "whose exchange repeats its area code: a number that "
+     "reads made up"),
+], ids=["bermuda_area_code", "fiction_exchange", "service_code_exchange", "area_code_twice"])
 def test_customer_phones_flags_a_number_no_us_subscriber_has(world: World, wrong: Callable[[str], str],
                                                              why: str) -> None:
     customer, phone = pick(world, "customer_phones", "SELECT id, phone FROM customer WHERE phone IS NOT NULL ORDER BY id")
@@ -1970,6 +1988,18 @@ def test_text_durations_flags_a_parcel_stuck_at_a_hub_after_it_went_out_for_deli
                      ("UPDATE supportticket SET body = ? WHERE id = ?",
                       ("Tracking 1Z999 stuck at a UPS hub for 3 days. Opened a trace.", ticket)))
     assert len(found) == 1 and "hub for 3 days" in found[0].message and "at hub" in found[0].message
+
+
+def test_shipment_scans_flags_a_late_parcel_without_the_carriers_delay_flag(world: World) -> None:
+    ship, events, eta, delivered = pick(world, "shipment_scans", "SELECT id, events, eta, delivered_at FROM shipment "
+                                        "WHERE status = 'delivered' AND date(delivered_at) > date(eta) ORDER BY id")
+    unflagged = [e for e in json.loads(events) if e["status"] != "delayed"]
+    found = injected(world, "shipment_scans", ship, ("UPDATE shipment SET events = ? WHERE id = ?",
+                                                     (json.dumps(unflagged), ship)))
+    day = {k: datetime.fromisoformat(v).replace(tzinfo=UTC).astimezone(world.tz).date()  # stored in UTC
+           for k, v in (("eta", eta), ("delivered", delivered))}
+    assert [f.message for f in found] == [f"was delivered {day['delivered']}, after its ETA ({day['eta']}), with no "
+                                          "delayed scan: the carrier flags a parcel late on its due day"]
 
 
 def test_shipment_scans_flags_a_delay_flagged_before_the_eta(world: World) -> None:

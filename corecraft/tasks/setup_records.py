@@ -13,7 +13,8 @@ or deliver on a weekend or holiday) and scanned in transit at most once at each 
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
 its drawn digits spelling nothing of its order's number (:func:`spells_order`); 30 hours or more on the road, it has
 in-transit scans (:data:`HUB_SCAN_AFTER`), and one delivered went no more than
-:data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` business days without a scan (one still on its way may have gone
+:data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` business days without a scan (nor more than
+:data:`~corecraft.world.rules.FIRST_SCAN_BUSINESS_DAYS` after its pickup) (one still on its way may have gone
 quiet: that is a task's stuck parcel); its ETA is on a business day, and an inserted parcel once picked up has
 one (an update may blank a seeded parcel's, as the carrier's data sometimes does). Its order takes no part after
 that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on backorder, seeded
@@ -57,6 +58,7 @@ from corecraft.tools.common import COUNTED_REFUNDS
 from corecraft.world import db, models
 from corecraft.world.fidelity import (
     Fidelity,
+    delay_flag_problem,
     line_price_problem,
     origin_problem,
     pickup_problem,
@@ -403,12 +405,17 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         out.append(("events", f"goes from its pickup at {pickup['ts']} to its {arrived['status']!r} scan at "
                               f"{arrived['ts']} with no in-transit scan: every world parcel that long on the road is "
                               "scanned at the hubs on its way or its local facility"))
+    if row.get("eta") and row.get("delivered_at") and (problem := delay_flag_problem(
+            [str(e.get("status")) for e in events], _moment(row["eta"], world).astimezone(world.tz),
+            _moment(row["delivered_at"], world).astimezone(world.tz))):
+        out.append(("events", f"{problem}, as every late world parcel (kb-shipment-tracking-events)"))
     scans = [moment for e in events if e.get("status") != "label_created"  # a future scan: reported above
              and (moment := _moment(e["ts"], world).astimezone(world.tz)) <= world.now] if row["delivered_at"] else []
     if (stretch := silent_stretch(scans, None, holidays)) is not None:
         out.append(("events", f"has no scan from {stretch[0]:%Y-%m-%d %H:%M} to {stretch[1]:%Y-%m-%d %H:%M}, more "
-                              f"than {SILENT_BUSINESS_DAYS} business days: no world parcel goes that long unscanned, "
-                              "and kb-shipment-tracking-events opens a carrier trace for one that does"))
+                              f"than {stretch[2]} business days: no world parcel goes that long unscanned (the carrier "
+                              "sorts it the night after pickup), and kb-shipment-tracking-events opens a carrier trace "
+                              f"for one silent more than {SILENT_BUSINESS_DAYS}"))
     out += [("events", f"has {n} in-transit scans at {place}: a place scans a parcel once on its way, as the world's "
                        "(lint's shipment_hub_repeats)") for place, n in repeated_scans(events, "location")]
     statuses = [e.get("status") for e in events]

@@ -792,13 +792,15 @@ class Fidelity(_Data):
 
     def phone_problem(self, phone: str) -> str | None:
         """What is wrong with a customer's phone number (None: nothing): it is written ``(NNN) NXX-XXXX`` (an
-        exchange starts 2-9, and is neither an N11 service code nor fiction's 555) with a real US area code, one of
-        a listed city's (``cities``); 441 is Bermuda's, 328 nobody's."""
+        exchange starts 2-9, is neither an N11 service code nor fiction's 555, and does not repeat the area code) with
+        a real US area code, one of a listed city's (``cities``); 441 is Bermuda's, 328 nobody's."""
         shape = PHONE.fullmatch(phone)
         if shape is None:
             return f"has phone {phone!r}, not a US number written (NNN) NXX-XXXX"
         if unassigned_exchange(int(shape.group(2))):
             return f"has phone {phone}, whose exchange {shape.group(2)} is no subscriber's (N11 codes, fiction's 555)"
+        if shape.group(1) == shape.group(2):
+            return f"has phone {phone}, whose exchange repeats its area code: a number that reads made up"
         if int(shape.group(1)) not in self.area_code_states:
             return f"has phone {phone}, whose area code {shape.group(1)} is no listed US city's (cities in seeds/fidelity.yaml)"
         return None
@@ -1271,6 +1273,16 @@ def pickup_problem(labelled: datetime | None, picked: datetime) -> str | None:
         return (f"is picked up at {picked:%H:%M}, after the carrier's last collection ({LAST_PICKUP:%H:%M}), though "
                 f"labelled at {labelled:%H:%M}")
     return None
+
+def delay_flag_problem(statuses: Sequence[str], eta: datetime | None, delivered: datetime | None) -> str | None:
+    """What is wrong with the scans (``statuses``) of a parcel delivered at ``delivered`` against its ``eta`` (both
+    world time): one delivered after its ETA's day carries the carrier's ``delayed`` scan, which the carrier makes
+    on the due day once the parcel will miss it (kb-shipment-tracking-events); None when it does or was on time."""
+    if eta is None or delivered is None or delivered.date() <= eta.date() or "delayed" in statuses:
+        return None
+    return (f"was delivered {delivered:%Y-%m-%d}, after its ETA ({eta:%Y-%m-%d}), with no delayed scan: the carrier "
+            "flags a parcel late on its due day")
+
 
 OPEN_TICKET_STATUSES = frozenset({"new", "open", "pending_customer"})
 """Statuses of a ticket still being worked on: the queue an agent sees together."""

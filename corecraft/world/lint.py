@@ -46,6 +46,7 @@ from corecraft.world.fidelity import (
     count_problems,
     day_end_problems,
     days_past_window,
+    delay_flag_problem,
     duration_problems,
     fill_words,
     first_deliveries,
@@ -85,7 +86,6 @@ from corecraft.world.fidelity import (
 from corecraft.world.rules import (
     OFFICE_HOURS,
     SAFETY_RESPONSE,
-    SILENT_BUSINESS_DAYS,
     TRACKING_FORMATS,
     add_business_days,
     business_days_after,
@@ -439,7 +439,9 @@ def shipment_business_days(r: Records) -> list[Finding]:
 def shipment_silences(r: Records) -> list[Finding]:
     """A parcel on the road is scanned at least every :data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` business
     days, from its pickup to its delivery (or to now, on its way): a longer silence is what
-    ``kb-shipment-tracking-events`` opens a carrier trace for, which no generated parcel calls for."""
+    ``kb-shipment-tracking-events`` opens a carrier trace for, which no generated parcel calls for. Its first scan
+    after the pickup comes within :data:`~corecraft.world.rules.FIRST_SCAN_BUSINESS_DAYS` (the carrier sorts it
+    the night after), not days later."""
     found = []
     for ship in r.shipments.values():
         scans = [datetime.fromisoformat(e["ts"]).astimezone(r.tz) for e in ship["events"]
@@ -447,7 +449,7 @@ def shipment_silences(r: Records) -> list[Finding]:
         if (stretch := silent_stretch(scans, None if ship["delivered_at"] else r.now.astimezone(r.tz),
                                       r.policy.carrier_holidays)) is not None:
             found.append(Finding("shipment_silences", ship["id"], f"has no scan from {stretch[0]:%Y-%m-%d %H:%M} to "
-                                 f"{stretch[1]:%Y-%m-%d %H:%M}, more than {SILENT_BUSINESS_DAYS} business days"))
+                                 f"{stretch[1]:%Y-%m-%d %H:%M}, more than {stretch[2]} business days"))
     return found
 
 
@@ -537,8 +539,9 @@ SCAN_ORDER = ("label_created", "picked_up")
 def shipment_scans(r: Records) -> list[Finding]:
     """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, its scans are in
     time order, a ``delayed`` scan is made where the parcel is (the place of the scan before it), not in
-    "carrier network", and not before the day of its ETA (a parcel is late once it misses it), and a label is not
-    printed the very minute the payment was captured (someone picks the order first)."""
+    "carrier network", and not before the day of its ETA (a parcel is late once it misses it), one delivered after
+    its ETA's day has one (:func:`~corecraft.world.fidelity.delay_flag_problem`), and a label is not printed the
+    very minute the payment was captured (someone picks the order first)."""
     found = []
     for ship in r.shipments.values():
         statuses = [e["status"] for e in ship["events"]]
@@ -561,6 +564,9 @@ def shipment_scans(r: Records) -> list[Finding]:
                                  "picked_up"))
         if moments != sorted(moments):
             found.append(Finding("shipment_scans", ship["id"], f"has scans out of time order ({' > '.join(statuses)})"))
+        if (problem := delay_flag_problem(statuses, ship["eta"] and ship["eta"].astimezone(r.tz),
+                                          ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz))):
+            found.append(Finding("shipment_scans", ship["id"], problem))
     return found
 
 

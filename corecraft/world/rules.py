@@ -56,15 +56,21 @@ SILENT_BUSINESS_DAYS = 5
 """``kb-shipment-tracking-events``: a parcel in transit with no new event for this many business days gets a carrier
 trace; one that scans again within them is on its way."""
 
+FIRST_SCAN_BUSINESS_DAYS = 2
+"""A carrier sorts a parcel the night after it picks it up (its sort centre in the pickup city, or the first hub on
+the way): the scan after the pickup comes within this many business days, however long the trip."""
+
 
 def silent_stretch(scans: Sequence[datetime], until: datetime | None,
-                   holidays: Collection[date]) -> tuple[datetime, datetime] | None:
-    """The first stretch a parcel went more than :data:`SILENT_BUSINESS_DAYS` business days without a scan: between
-    two of its ``scans`` (moments in world time, in order, from its pickup on), or after the last one up to ``until``
-    (the world's now, for a parcel not yet delivered); None when it never did."""
+                   holidays: Collection[date]) -> tuple[datetime, datetime, int] | None:
+    """The first stretch a parcel went unscanned for longer than it may, with that limit in business days: more than
+    :data:`FIRST_SCAN_BUSINESS_DAYS` after its pickup (the first of ``scans``, moments in world time, in order) or
+    more than :data:`SILENT_BUSINESS_DAYS` between two later scans, or after the last one up to ``until`` (the
+    world's now, for a parcel not yet delivered); None when it never did."""
     ends = [*scans, *([until] if until is not None else [])]
-    return next(((a, b) for a, b in pairwise(ends)
-                 if business_days_after(a.date(), b.date(), holidays) > SILENT_BUSINESS_DAYS), None)
+    return next(((a, b, limit) for k, (a, b) in enumerate(pairwise(ends))
+                 if business_days_after(a.date(), b.date(), holidays)
+                 > (limit := FIRST_SCAN_BUSINESS_DAYS if k == 0 else SILENT_BUSINESS_DAYS)), None)
 
 
 def max_delay(sla_business_days: int) -> int:

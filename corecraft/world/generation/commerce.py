@@ -30,7 +30,13 @@ from corecraft.world.generation.base import (
     money,
     shipping_price,
 )
-from corecraft.world.rules import max_delay, tracking_number
+from corecraft.world.rules import (
+    FIRST_SCAN_BUSINESS_DAYS,
+    SILENT_BUSINESS_DAYS,
+    business_days_after,
+    max_delay,
+    tracking_number,
+)
 from corecraft.world.vocab import WAREHOUSES
 
 
@@ -617,7 +623,8 @@ class CommerceMixin(GeneratorBase):
             places = route[max(len(route) - len(hops), 0):]
             events += zip(self.spread(hops, len(places), shipped, arrive), repeat("in_transit"), places)
         out_for_delivery = delivered.replace(hour=7, minute=0) + timedelta(minutes=run) if delivered else None
-        events = self.reachable(events, dest, out_for_delivery, carrier)
+        events = self.sorted_after_pickup(self.reachable(events, dest, out_for_delivery, carrier), dest,
+                                          out_for_delivery, carrier, order["id"])
         due = self.local_rng("delay", order["id"])
         flagged = eta.replace(hour=due.randint(15, 18), minute=due.randint(0, 59))
         if late and flagged < end:  # the carrier flags the delay late on the due day (once it comes), where the
@@ -658,6 +665,33 @@ class CommerceMixin(GeneratorBase):
                                                                              carrier):
             kept.pop()
         return kept
+
+    def sorted_after_pickup(self, events: list[tuple[datetime, str, str]], dest: str, arrives: datetime | None,
+                            carrier: str, order_id: str) -> list[tuple[datetime, str, str]]:
+        """``events`` (moment, status, place: the label and the pickup first) with the carrier's sort-centre scan
+        in the pickup city in the small hours of the business day after the pickup, where a long trip's few scans,
+        spread over it, left the first one after the pickup more than
+        :data:`~corecraft.world.rules.FIRST_SCAN_BUSINESS_DAYS` later: the sort-centre scan the trip had, moved
+        there, or a new one (a day later when that leaves no silence longer than
+        :data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` on the way on). From randomness private to the parcel;
+        as they were where the leg on from the sort centre would outrun the service, or the parcel is not out of
+        the pickup city before it arrives (``arrives``: its morning out for delivery at ``dest``)."""
+        holidays = self.policy.carrier_holidays
+        (_, _, city), (pickup, _, _) = events[:2]
+        ahead = [*events[2:], *([(arrives, "out_for_delivery", dest)] if arrives else [])]
+        if not ahead or business_days_after(pickup.date(), ahead[0][0].date(), holidays) <= FIRST_SCAN_BUSINESS_DAYS:
+            return events
+        moved = ahead[0][1:] == ("in_transit", city)
+        on = ahead[moved] if len(ahead) > moved else None
+        day = add_business_days(pickup, 1, holidays)
+        while on and business_days_after(day.date(), on[0].date(), holidays) > SILENT_BUSINESS_DAYS and \
+                business_days_after(pickup.date(), day.date(), holidays) < FIRST_SCAN_BUSINESS_DAYS:
+            day = add_business_days(day, 1, holidays)
+        rng = self.local_rng("sort-centre", order_id)
+        scan = day.replace(hour=rng.randint(1, 4), minute=rng.randint(0, 59))
+        if scan >= ahead[0][0] or (on and self.seeds.fidelity.leg_speed_problem(city, scan, on[2], on[0], carrier)):
+            return events
+        return [*events[:2], (scan, "in_transit", city), *events[2 + moved:]]
 
     @staticmethod
     def on_carrier_days(hops: list[datetime], holidays: Collection[date]) -> list[datetime]:

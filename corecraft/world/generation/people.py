@@ -113,7 +113,10 @@ class PeopleMixin(GeneratorBase):
         exchange, line = self.rng.randint(200, 999), self.rng.randint(0, 9999)
         if unassigned_exchange(exchange):  # the next exchange up is a subscriber's
             exchange += 1
-        phone = f"({self.area_code(addresses[0], email)}) {exchange}-{line:04d}"
+        area = self.area_code(addresses[0], email)
+        if exchange == area:  # "(410) 410-": a number that reads made up; the next exchange up
+            exchange += 1 + unassigned_exchange(exchange + 1)
+        phone = f"({area}) {exchange}-{line:04d}"
         return {
             "name": f"{first} {last}", "email": email, "phone": phone if has_phone else None,
             "date_of_birth": self.now.date() - timedelta(days=self.rng.randint(18 * 365, 72 * 365)),
