@@ -206,7 +206,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "dfb8c7daf4fddb0f2f39d63bb57ed7cdf6f261674e38811c44cecc3f8c4c63d6"
+DEFAULT_WORLD_HASH = "a68303310cd2a6b53f5c10cbcb61363e523e860c2d701918c48644f2cb7f206a"
 
 
 @pytest.mark.slow

@@ -851,6 +851,17 @@ def test_price_adjustments_flags_a_refund_without_a_price_drop_and_a_text_quotin
     assert len(quoted) == 1 and "$1.23 cheaper" in quoted[0].message
 
 
+def test_price_adjustments_flags_a_drop_quoted_on_our_site_answered_that_there_was_none(world: World) -> None:
+    ticket, resolution = pick(world, "price_adjustments", "SELECT ticket_id, id FROM resolution WHERE outcome = "
+                              "'no_action' ORDER BY id")
+    none_found = (default_domain().seeds.fidelity.issues["price_drop"].details or {})["no_action"]
+    found = injected(world, "price_adjustments", ticket,
+                     ("UPDATE supportticket SET body = 'It is now $12.00 cheaper on your site.' WHERE id = ?", (ticket,)),
+                     ("UPDATE resolution SET details = ? WHERE id = ?", (f"[{ticket}] {none_found}", resolution)))
+    assert [f.message for f in found] == [f"says it is $12.00 cheaper on our site, but {resolution} finds no drop in "
+                                          "the price history: one of them is wrong"]
+
+
 def test_outcome_fit_flags_a_double_charge_refunded_as_price_adjustment(world: World) -> None:
     refund, ticket = pick(world, "outcome_fit", "SELECT id, ticket_id FROM refund WHERE ticket_id IS NOT NULL ORDER BY id")
     found = injected(world, "outcome_fit", refund,

@@ -1055,6 +1055,9 @@ DURATION_CLAIMS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p),
 """Durations and dates people quote, and which record each is measured against (a ticket about no order
 quotes one of its customer's earlier orders). Every ticket phrase quoting ``{days}`` or ``{date}`` matches one."""
 
+PRICE_DROP_QUOTE = re.compile(r"\$(\d[\d,]*\.\d{2}) cheaper")
+"""A ticket's quote of how much cheaper an item it bought is now on our site (another store's price is not quoted)."""
+
 DELIVERY_CLAIM = re.compile(r"\barrived\b|(?<!haven't )(?<!never )\breceived\b|\bcame in\b|packing slip|"
                             r"\bInstalled\b|in the box|since delivery", re.IGNORECASE)
 """Words that speak of a parcel as already delivered."""

@@ -29,6 +29,7 @@ from corecraft.world.fidelity import (
     OLD_PART_DAYS,
     OPEN_TICKET_STATUSES,
     ORDER_ID,
+    PRICE_DROP_QUOTE,
     RAW_ID,
     RETURN_FOLLOW_UP,
     TICKET_ID,
@@ -651,13 +652,13 @@ def repeat_orders(r: Records) -> list[Finding]:
     return found
 
 
-PRICE_DROP_QUOTE = re.compile(r"\$(\d[\d,]*\.\d{2}) cheaper")
 
 
 def price_adjustments(r: Records) -> list[Finding]:
     """A price adjustment refunds a real drop: a product of the order sold for less within
     ``price_adjustment_days`` of the order (its price history), by (paid - lower price) x quantity for the
-    line; the ticket asking for it quotes that amount."""
+    line; the ticket asking for it quotes that amount. A ticket quoting a drop on our site is not answered that the
+    price history shows none (its customer saw the lower price elsewhere: it says so)."""
     found = []
     adjusted: set[str] = set()
     for ref in sorted(r.refunds.values(), key=lambda x: (x["created_at"], x["id"])):
@@ -679,6 +680,13 @@ def price_adjustments(r: Records) -> list[Finding]:
         found += [Finding("price_adjustments", ticket["id"], f"says it is ${q} cheaper, but {ref['id']} refunds "
                           f"${ref['amount']:.2f}") for q in quoted
                   if ticket and abs(float(q.replace(",", "")) - ref["amount"]) >= CENT]
+    no_drop = (r.rules.issues["price_drop"].details or {}).get("no_action")
+    for res in r.resolutions.values():
+        ticket = r.tickets[res["ticket_id"]]
+        if no_drop and res["outcome"] == "no_action" and no_drop in res["details"] and (
+                claim := PRICE_DROP_QUOTE.search(f"{ticket['subject']}\n{ticket['body']}")):
+            found.append(Finding("price_adjustments", ticket["id"], f"says it is {claim.group(0)} on our site, but "
+                                 f"{res['id']} finds no drop in the price history: one of them is wrong"))
     return found
 
 

@@ -18,6 +18,7 @@ from corecraft.world.fidelity import (
     LATE_REFUND_FOLLOW_UP,
     OFF_THE_QUEUE,
     OPEN_TICKET_STATUSES,
+    PRICE_DROP_QUOTE,
     RETURN_FOLLOW_UP,
     TICKET_ID,
     WORDING_GAP,
@@ -475,6 +476,8 @@ class SupportMixin(GeneratorBase):
                         and not self.refit_ticket_text(t, refund, products[refund["_line"]["product_id"]], ships):
                     outcome, refund = "no_action", None  # no text asks for that drop: nothing refunded
                     self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                if outcome == "no_action" and PRICE_DROP_QUOTE.search(t["body"]):
+                    self.refit_price_elsewhere(t, ships)  # nothing owed: the lower price was another store's
                 if refund is not None and "_line" in refund:  # a line's price is adjusted once, and not returned after
                     returned.add(refund.pop("_line")["id"])
                 if refund is not None and refund["lines"]:
@@ -660,6 +663,18 @@ class SupportMixin(GeneratorBase):
                                first=phrase if phrase in pool else None, fixed=True, extra={"refund_amount": amount},
                                reserve=False)
         return t["_named"] == product["id"] and f"${amount}" in t["body"]
+
+    def refit_price_elsewhere(self, t: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
+        """Rewrite a ticket that quotes a drop on our site but is owed nothing (no drop in the price history, or
+        none weighed) so its customer saw the lower price at another store, which the resolution then explains:
+        another phrase of its type that says so, on the item it named (from the ticket's own randomness); as it
+        was when none fits, which lint's ``price_adjustments`` reports."""
+        elsewhere = self.seeds.fidelity.issues["competitor_price"].pattern
+        pool = [p for p in [*self.seeds.phrases.tickets[t["type"]], *self.seeds.phrases.ticket_reserve.get(t["type"], [])]
+                if re.search(elsewhere, p.body, re.IGNORECASE) and not self.clashes(t, p)]
+        named = next((p for p in self.rows[m.Product] if p["id"] == t["_named"]), t["_text"][2])
+        self.write_ticket_text(t, pool, self.local_rng("ticket-elsewhere", t["id"]), ships, named, fixed=True,
+                               reserve=False)
 
     def name_refunded_item(self, t: dict[str, Any], item: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
         """A return refunds one line: the ticket asks to return that item (its own phrase if it names one,
