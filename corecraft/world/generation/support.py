@@ -476,6 +476,9 @@ class SupportMixin(GeneratorBase):
                         and not self.refit_ticket_text(t, refund, products[refund["_line"]["product_id"]], ships):
                     outcome, refund = "no_action", None  # no text asks for that drop: nothing refunded
                     self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                if refund is not None and refund["reason"] == "shipping_delay" \
+                        and not LATE_REFUND_ASKED.search(f"{t['subject']}\n{t['body']}"):
+                    self.refit_late_ask(t, ships)  # the shipping is refunded because the customer asks for it
                 if outcome == "no_action" and PRICE_DROP_QUOTE.search(t["body"]):
                     self.refit_price_elsewhere(t, ships)  # nothing owed: the lower price was another store's
                 if refund is not None and "_line" in refund:  # a line's price is adjusted once, and not returned after
@@ -663,6 +666,20 @@ class SupportMixin(GeneratorBase):
                                first=phrase if phrase in pool else None, fixed=True, extra={"refund_amount": amount},
                                reserve=False)
         return t["_named"] == product["id"] and f"${amount}" in t["body"]
+
+    def refit_late_ask(self, t: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
+        """Rewrite a ticket whose late parcel's shipping is refunded, but whose text asks about something else, so
+        it asks for that shipping back (kb-late-delivery-compensation refunds it once asked): another phrase of its
+        type that asks and that its records bear out when it was written (before the date: if the parcel misses
+        it; after: that it came late), from the ticket's own randomness. As it was when none fits: the resolution
+        then says the customer asked later (``LATE_REFUND_FOLLOW_UP``)."""
+        rules = self.seeds.fidelity
+        pool = [p for p in [*self.seeds.phrases.tickets[t["type"]], *self.seeds.phrases.ticket_reserve.get(t["type"], [])]
+                if LATE_REFUND_ASKED.search(f"{p.subject}\n{p.body}")
+                and "shipping_delay" in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons
+                and not self.clashes(t, p)]
+        self.write_ticket_text(t, pool, self.local_rng("ticket-late-ask", t["id"]), ships, t["_text"][2],
+                               reserve=False)
 
     def refit_price_elsewhere(self, t: dict[str, Any], ships: dict[str, dict[str, Any]]) -> None:
         """Rewrite a ticket that quotes a drop on our site but is owed nothing (no drop in the price history, or
