@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "3bc57a299dbe36768b4f0812e0bd56ec0603c8cd2b57c578a4af2d1a7a960bb1"
+DEFAULT_WORLD_HASH = "4ad406fc40b3dae05da7352357628af320a7e8f600e833a7337c699fbaa495b8"
 
 
 @pytest.mark.slow

@@ -1040,6 +1040,20 @@ def test_ticket_references_flags_another_customers_ticket(world: World) -> None:
     assert [f.message for f in found] == [f"speaks of {quoted} as earlier, but it is another customer's ticket"]
 
 
+def test_return_follow_ups_flags_a_parcel_sent_back_of_an_item_never_returned(world: World) -> None:
+    ticket, order, item, name = pick(world, "return_follow_ups", "SELECT t.id, t.order_id, l.product_id, p.name "
+                                     "FROM supportticket t JOIN orderline l ON l.order_id = t.order_id JOIN product p "
+                                     "ON p.id = l.product_id WHERE t.type = 'shipping' AND NOT EXISTS (SELECT 1 FROM "
+                                     "supportticket e WHERE e.order_id = t.order_id AND e.type = 'return') AND NOT "
+                                     "EXISTS (SELECT 1 FROM refund f JOIN payment y ON y.id = f.payment_id WHERE "
+                                     "y.order_id = t.order_id) ORDER BY t.id")
+    found = injected(world, "return_follow_ups", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"I shipped the {name} back with your prepaid label. Can you see it?", ticket)))
+    assert [f.message for f in found] == [f"follows up on a return of {item}, but {order} had nothing sent back "
+                                          "before it"]
+
+
 def test_refund_line_fit_flags_a_refund_of_another_item_and_a_complaint_after_it(world: World) -> None:
     refund, ticket, item = pick(world, "refund_line_fit", "SELECT r.id, r.ticket_id, l.product_id FROM refund r "
                                 "JOIN orderline l ON l.id = json_extract(r.lines, '$[0].order_line_id') ORDER BY r.id")

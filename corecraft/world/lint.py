@@ -1514,6 +1514,26 @@ def refund_line_fit(r: Records) -> list[Finding]:
     return found
 
 
+def return_follow_ups(r: Records) -> list[Finding]:
+    """A ticket following up on a return ("I shipped the X back", :data:`~corecraft.world.fidelity.RETURN_FOLLOW_UP`)
+    names an item sent back on its order before it was written: one an earlier return ticket on the order named,
+    or a line a refund before it took back."""
+    found = []
+    for t in r.tickets.values():
+        text = f"{t['subject']}\n{t['body']}"
+        if not t["order_id"] or not RETURN_FOLLOW_UP.search(text) or not (named := r.named_products(text)):
+            continue
+        sent = {r.line_product[ln["order_line_id"]] for x in r.refunds_before(t["order_id"], t["created_at"])
+                for ln in x["lines"]}
+        sent |= {p["id"] for e in r.tickets.values() if e["order_id"] == t["order_id"] and e["type"] == "return"
+                 and e["created_at"] < t["created_at"] for p in r.named_products(f"{e['subject']}\n{e['body']}")}
+        if not sent & {p["id"] for p in named}:
+            found.append(Finding("return_follow_ups", t["id"], f"follows up on a return of "
+                                 f"{', '.join(sorted(p['id'] for p in named))}, but {t['order_id']} had "
+                                 f"{', '.join(sorted(sent)) or 'nothing'} sent back before it"))
+    return found
+
+
 def ticket_stories(r: Records) -> list[Finding]:
     """Tickets on one order tell one story of each item: a later ticket does not tell another of an item an
     earlier return ticket on the order told one of (unless it follows up on that return or quotes the ticket),
@@ -1938,7 +1958,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, work_addresses,
     street_names, order_addresses, earned_tiers, customer_phones, handbook_steps, handbook_channels, handbook_ids,
     hub_scan_minutes,
-    status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, ticket_stories, restocking_fees,
+    status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, return_follow_ups, ticket_stories,
+    restocking_fees,
     refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, stale_tickets, resolution_details,
     replacement_records, replacements_placed,
     replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,

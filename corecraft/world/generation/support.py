@@ -532,6 +532,7 @@ class SupportMixin(GeneratorBase):
                                                               employees[escalation["created_by_id"]], tiers[t["customer_id"]],
                                                               _known(t, products)):
                 escalations.append(escalation)
+        self.follow_returned_items(ships, products, refunds_of, line_product, payments)
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
             t.pop("_named")
@@ -710,6 +711,26 @@ class SupportMixin(GeneratorBase):
                 self.write_ticket_text(later, self.seeds.phrases.tickets[later["type"]],
                                        self.local_rng("ticket-quote", later["id"]), ships, item,
                                        first=later["_text"][0], fixed=True)
+
+    def follow_returned_items(self, ships: dict[str, dict[str, Any]], products: dict[str, dict[str, Any]],
+                              refunds_of: dict[str, list[dict[str, Any]]], line_product: dict[str, str],
+                              payments: dict[str, dict[str, Any]]) -> None:
+        """A ticket following up on a return (``RETURN_FOLLOW_UP``: "I shipped the X back") names an item sent back
+        on its order before it was written: one an earlier return ticket on the order named, or a line refunded
+        as returned; one naming another item is rewritten with the last sent back (its own phrase first, from its
+        own randomness)."""
+        for t in self.rows[m.SupportTicket]:
+            if not t["order_id"] or not t["_named"] or not RETURN_FOLLOW_UP.search(f"{t['subject']}\n{t['body']}"):
+                continue
+            paid = payments.get(t["order_id"])
+            sent = [e["_named"] for e in self.rows[m.SupportTicket] if e["order_id"] == t["order_id"]
+                    and e["type"] == "return" and e["_named"] and e["created_at"] < t["created_at"]] + [
+                line_product[ln["order_line_id"]] for x in (refunds_of[paid["id"]] if paid else [])
+                if x["created_at"] < t["created_at"] for ln in x["lines"]]
+            if sent and t["_named"] not in sent:
+                self.write_ticket_text(t, self.seeds.phrases.tickets[t["type"]],
+                                       self.local_rng("ticket-sent-back", t["id"]), ships, products[sent[-1]],
+                                       first=t["_text"][0], fixed=True)
 
     def drop_refunded_items(self, t: dict[str, Any], before: list[dict[str, Any]], line_product: dict[str, str],
                             ships: dict[str, dict[str, Any]], products: dict[str, dict[str, Any]]) -> None:
