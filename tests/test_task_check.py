@@ -334,6 +334,9 @@ SETUP_RECORDS = {
     "second_payment_numbered_apart_from_its_order": (
         SECOND_PAYMENT.format(id="pay-250213-901"),
         "Payment pay-250213-901 is not named after its order ord-250213-001"),
+    "second_capture_whose_id_begins_as_the_first": (
+        SECOND_PAYMENT.format(id="pay-250213-001b").replace("txn_8e41c07d2b9a63", "txn_4cd7dd2561a0b1"),
+        "has transaction id txn_4cd7dd2561a0b1, which begins as pay-250213-001's (txn_4cd7dd25613e3c)"),
     "random_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d4e5}}", None),
     "transaction_id_ending_in_the_sequence": (
         "{update: Payment, id: pay-250213-001, set: {transaction_id: txn_3f09a1b2c3d001}}",

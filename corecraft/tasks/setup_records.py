@@ -29,9 +29,9 @@ replacement order (``replaces_order_id``); the order may be seeded, updated or s
 or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment is named after its order
 (``pay-`` for ``ord-``; a second one on the order adds a letter, ``…b``), and its
 transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
-number. A setup Employee has a manager. A setup Refund names the ticket it answers (``ticket_id``), as every
-generated refund does. A setup Order that is fulfilled or has a return requested has its Shipment, and ships to an
-address in its customer's address book, as written there (:func:`~corecraft.world.fidelity.ship_to_problem`, as
+number nor one beginning as another payment's of the order (:data:`TXN_TWIN`). A setup Employee has a manager. A
+setup Refund names the ticket it answers (``ticket_id``), as every generated refund does. A setup Order that is
+fulfilled or has a return requested has its Shipment, and ships to an address in its customer's address book, as written there (:func:`~corecraft.world.fidelity.ship_to_problem`, as
 lint's order_addresses holds the world's). A seeded ticket or order the setup rewrites is named by no Slack message
 the task leaves unmentioned (:func:`chatter_problems`), and the task's actor wrote no Slack post the knowledge base
 contradicts (:func:`actor_voice_problems`). A customer's email or signed-in chat arrives on a ticket of theirs still
@@ -95,6 +95,10 @@ _SHIPPED = ("fulfilled", "refund_requested")
 TRANSACTION_ID = re.compile(r"txn_[0-9a-f]{14}")
 """A payment processor's transaction id as the generator draws them (``commerce``): random, so it never spells
 the order's number or a word."""
+
+TXN_TWIN = "txn_" + "0" * 6
+"""How long a start (``txn_`` and six hex digits) two payments' transaction ids on one order never share: drawn afresh
+for each capture, one in 16 million would."""
 
 Report = Callable[[tuple[object, ...], str], list[Problem]]
 """Turns a location in the task file and a sentence into problems (``file:line: sentence``)."""
@@ -193,6 +197,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         if payment is not None and (spelled := spells_order(txn[4:], str(payment["order_id"]))) is not None:
             return problem("transaction_id", f"has transaction id {txn}, which spells {spelled} of its order "
                                              f"{payment['order_id']}: a processor's ids are random")
+        twin = payment and world.conn.execute(
+            "SELECT id, transaction_id FROM payment WHERE order_id = ? AND id != ? AND substr(transaction_id, 1, ?) = ?",
+            (payment["order_id"], row_id, len(TXN_TWIN), txn[:len(TXN_TWIN)])).fetchone()
+        if twin:
+            return problem("transaction_id", f"has transaction id {txn}, which begins as {twin[0]}'s ({twin[1]}): a "
+                                             "processor draws each capture's id afresh")
     if table == "Resolution" and "details" in given:
         res = db.fetch(world.conn, models.Resolution, str(row_id), world.tz)
         if res is not None and not str(res["details"]).startswith(f"[{res['ticket_id']}] "):
