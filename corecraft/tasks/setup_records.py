@@ -31,8 +31,8 @@ or price history changes keeps every line of it, seeded or set up, at the price 
 transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
 number nor one beginning as another payment's of the order (:data:`TXN_TWIN`). A setup Employee has a manager. A
 setup Refund names the ticket it answers (``ticket_id``), as every generated refund does. A setup Order that is
-fulfilled or has a return requested has its Shipment, and ships to an address in its customer's address book, as written there (:func:`~corecraft.world.fidelity.ship_to_problem`, as
-lint's order_addresses holds the world's). A seeded ticket or order the setup rewrites is named by no Slack message
+fulfilled or has a return requested has its Shipment, and ships to an address in its customer's address book, as
+written there (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or order the setup rewrites is named by no Slack message
 the task leaves unmentioned (:func:`chatter_problems`), and the task's actor wrote no Slack post the knowledge base
 contradicts (:func:`actor_voice_problems`). A customer's email or signed-in chat arrives on a ticket of theirs still
 in work (:func:`request_ticket_problems`). A setup Resolution links a refund as ``create_resolution`` lets one: only
