@@ -24,24 +24,24 @@ one inserted past ``new`` has its assignee. A setup Customer's phone is no place
 customer_phones holds the world's) and is no other customer's, seeded or set up. A setup OrderLine (inserted, or a
 seeded one updated) carries the price of the day, as lint's order_prices holds the world's lines
 (:func:`~corecraft.world.fidelity.line_price_problem`): its product's price when its order was placed (the
-``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a no-charge
-replacement order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product whose price
-or price history changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment is named after its order
-(``pay-`` for ``ord-``; a second one on the order adds a letter, ``…b``), and its
-transaction id has the processor's shape (``txn_`` and 14 random hex digits), not one spelled from its order's
-number nor one beginning as another payment's of the order (:data:`TXN_TWIN`). A setup Employee has a manager. A
-setup Refund names the ticket it answers (``ticket_id``), as every generated refund does. A setup Order that is
-fulfilled or has a return requested has its Shipment, and ships to an address in its customer's address book, as
-written there (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or order the setup rewrites is named by no Slack message
-the task leaves unmentioned (:func:`chatter_problems`), and the task's actor wrote no Slack post the knowledge base
-contradicts (:func:`actor_voice_problems`). A customer's email or signed-in chat arrives on a ticket of theirs still
-in work (:func:`request_ticket_problems`). A setup Resolution links a refund as ``create_resolution`` lets one: only
-with outcome ``refund_issued``, and only an approved or processed refund. No inserted row is updated before it was
-created. Each row is judged as it stands in the world after the setup, so an update is judged with the seeded fields
-it keeps. Inserted tickets,
-orders, refunds, resolutions, escalations, customers, employees and builds number on from the
-world's last id of their stem, in the order they were made (:func:`id_sequence_problems`), as the world counts
-its ids; an inserted Slack message is named by its minute, as every message is (:func:`message_id_problems`).
+``price_history`` step in force at the order's ``created_at``, else today's price), and $0 on a no-charge replacement
+order (``replaces_order_id``); the order may be seeded, updated or set up. A setup Product whose price or price history
+changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment is named after its order
+(``pay-`` for ``ord-``; a second one on the order adds a letter, ``…b``), and its transaction id has the processor's
+shape (``txn_`` and 14 random hex digits), not one spelled from its order's number nor one beginning as another
+payment's of the order (:data:`TXN_TWIN`). A setup Employee has a manager. A setup Refund names the ticket it answers
+(``ticket_id``), as every generated refund does. A setup Order that is fulfilled or has a return requested has its
+Shipment, and ships to an address in its customer's address book, as written there
+(:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
+order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
+task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). A customer's email or
+signed-in chat arrives on a ticket of theirs still in work (:func:`request_ticket_problems`). A setup Resolution links a
+refund as ``create_resolution`` lets one: only with outcome ``refund_issued``, and only an approved or processed refund.
+No inserted row is updated before it was created. Each row is judged as it stands in the world after the setup, so an
+update is judged with the seeded fields it keeps. Inserted tickets, orders, refunds, resolutions, escalations,
+customers, employees and builds number on from the world's last id of their stem, in the order they were made
+(:func:`id_sequence_problems`), as the world counts its ids; an inserted Slack message is named by its minute, as every
+message is (:func:`message_id_problems`).
 """
 
 from __future__ import annotations
