@@ -65,6 +65,21 @@ def test_scripted_user_follows_rules_in_order_with_once_stop_and_default() -> No
     assert say("Hello!").text == profile.default and not say("Hello!").stop
 
 
+def test_a_customer_listening_for_an_amount_hears_it_however_written() -> None:
+    """Round 70's player wrote "$16 difference": the customer listening for 16.00 as spelled kept asking for the
+    tracking already given, and the last message graded was not the refund's. Amounts are heard as the grader
+    reads money; a longer amount holding the digits is not the one listened for."""
+    task = _task("conv_two_part_tracking_then_keyboard_drop")
+    user = ScriptedUser(task.user)
+    tracking = "Your CPU ships with UPS, tracking 1Z7183100334930504."
+    for refund in ("I've refunded the $16 difference to your card.", "Refunded 16.00 USD back to your card.",
+                   "I've refunded $16.00 to your card."):
+        done = user.reply(task.prompt, [DialogueTurn("agent", tracking), DialogueTurn("agent", refund)])
+        assert done.stop, refund
+    assert not user.reply(task.prompt, [DialogueTurn("agent", tracking),
+                                        DialogueTurn("agent", "I've refunded $116.00 to your card.")]).stop
+
+
 def test_a_customer_asked_about_the_box_answers_even_beside_a_conditional_quote() -> None:
     # A quote given both ways with "let me know whether it's been opened" is a question: the customer answers it
     # (round 19 found the stop rule, keyed on the right amount without a "?", ending the chat unanswered).

@@ -379,11 +379,13 @@ class TextMatch(_Strict):
     all_of: list[str] = Field(default_factory=list, description="Every one of these appears.")
     none_of: list[str] = Field(default_factory=list, description="None of these appears.")
     regex: str | None = Field(default=None, description="A regular expression found in the message (any case).")
+    money: list[float] = Field(default_factory=list, description="Every one of these amounts appears, however written "
+                               "(with or without $, thousands commas or cents), as the grader reads money.")
 
     @model_validator(mode="after")
     def _something(self) -> TextMatch:
-        if not (self.any_of or self.all_of or self.none_of or self.regex):
-            raise ValueError("a `when` needs any_of, all_of, none_of or regex")
+        if not (self.any_of or self.all_of or self.none_of or self.regex or self.money):
+            raise ValueError("a `when` needs any_of, all_of, none_of, regex or money")
         if self.regex is not None:
             try:
                 re.compile(self.regex)

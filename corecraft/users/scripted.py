@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from corecraft.grading.reply import mentions_money
 from corecraft.grading.transcript import DialogueTurn
 from corecraft.tasks.model import TextMatch, UserProfile, UserRule
 from corecraft.users.base import UserReply
@@ -27,7 +28,8 @@ def matches(when: TextMatch, message: str) -> bool:
     return ((not when.any_of or any(_plain(w) in text for w in when.any_of))
             and all(_plain(w) in text for w in when.all_of)
             and not any(_plain(w) in text for w in when.none_of)
-            and (when.regex is None or re.search(when.regex, message, re.IGNORECASE) is not None))
+            and (when.regex is None or re.search(when.regex, message, re.IGNORECASE) is not None)
+            and all(mentions_money(message, value) for value in when.money))
 
 
 class ScriptedUser:
