@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6cb3bbe9fc69eb026715c5b5a74373d2b81b9e02adee465fa0bbfcca3bf29345"
+DEFAULT_WORLD_HASH = "2febc32c984ecf328d4d884cf96534b092b4a605e6b77c7790981d00fd63c148"
 
 
 @pytest.mark.slow
