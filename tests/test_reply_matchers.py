@@ -264,6 +264,18 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
         {"regex": r"(?i)tick-250913-964(?:(?!tick-)[\s\S]){0,200}?declin|declin[\s\S]{0,80}?tick-250913-964"},
         "Refunded:\n- tick-250913-961: $259.00\n\n**Declined under policy:**\n- tick-250913-937: asked on day 16 of the "
         "14-day window, so past it.\n- tick-250913-964: took 7 business days, on time.", True, ""),
+    # Regression (blind round 70): a triage rundown headed its groups "**Low (2)**", in bold with no colon.
+    "bold_heading_without_a_colon_met": (
+        {"regex": r"(?i)tick-250914-008[^.\n]{0,80}\blow\b|\blow\b[^.\n]{0,80}tick-250914-008"},
+        "**Normal (7)**\n- tick-250913-010: unrecognised charge. Billing.\n\n**Low (2)**\n- tick-250914-008: question "
+        "about PayPal for business accounts. Billing.", True, ""),
+    "markdown_heading_met": (
+        {"regex": r"(?i)tick-250914-008[^.\n]{0,80}\blow\b|\blow\b[^.\n]{0,80}tick-250914-008"},
+        "### Low\n- tick-250914-008: question about PayPal for business accounts. Billing.", True, ""),
+    "bold_words_in_a_sentence_are_no_heading_not_met": (
+        {"regex": r"(?i)tick-250914-008[^.\n]{0,80}\blow\b|\blow\b[^.\n]{0,80}tick-250914-008"},
+        "Set to **low**, then reconsidered it all and moved everything up.\n- tick-250914-008: question about PayPal.",
+        False, "does not match"),
     "heading_ends_at_the_next_line_not_met": (
         {"regex": r"(?i)tick-250913-964(?:(?!tick-)[\s\S]){0,200}?declin|declin[\s\S]{0,80}?tick-250913-964"},
         "Declined under policy:\nAll of these were checked by hand against the carrier scans and the SLA table of the "

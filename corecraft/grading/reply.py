@@ -78,10 +78,15 @@ def with_full_ids(text: str) -> str:
 _LIST_ITEM = re.compile(r"\s*(?:[-*\u2022]|\d{1,3}[.)])\s")
 
 
+_HEADING_LINE = re.compile(r"#{1,6}\s+\S.*|\*\*[^*]+\*\*|__[^_]+__")
+"""A line that is a heading by its markup: a Markdown heading, or a line all in bold."""
+
+
 def with_headings(text: str) -> str:
     """``text`` with each list item led by the heading it sits under, in brackets: after "Declined under policy:"
     the item "- tick-250913-964: delivered in 7 business days" reads "- [Declined under policy] tick-250913-964: …",
-    as a reader takes it. A heading is a line ending in a colon (bold or not); any other line ends its section."""
+    as a reader takes it. A heading is a line ending in a colon (bold or not), a Markdown heading or a line all in
+    bold ("**Low (2)**"); any other line ends its section."""
     lines, heading = [], ""
     for line in text.splitlines():
         if item := _LIST_ITEM.match(line):
@@ -89,7 +94,8 @@ def with_headings(text: str) -> str:
             continue
         stripped = line.strip().strip("*_#").strip()
         if stripped:
-            heading = stripped[:-1] if stripped.endswith(":") else ""
+            heading = stripped[:-1] if stripped.endswith(":") else \
+                stripped if _HEADING_LINE.fullmatch(line.strip()) else ""
         lines.append(line)
     return "\n".join(lines)
 
