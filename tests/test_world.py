@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "2febc32c984ecf328d4d884cf96534b092b4a605e6b77c7790981d00fd63c148"
+DEFAULT_WORLD_HASH = "dce7d5bb567ac70e74bb09fff5fc42f65369695b204cfe281c36b2089035acb7"
 
 
 @pytest.mark.slow
