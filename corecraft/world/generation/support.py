@@ -651,6 +651,10 @@ class SupportMixin(GeneratorBase):
         several = re.search(self.seeds.fidelity.several_units, f"{t['subject']}\n{t['body']}", re.IGNORECASE)
         return order, line["product_id"], line["quantity"] if several and not resend else 1
 
+    def phrases_of(self, ticket_type: str) -> list[TicketPhrase]:
+        """Every phrase a ticket of ``ticket_type`` may be written in: its pool's, then its reserve's."""
+        return [*self.seeds.phrases.tickets[ticket_type], *self.seeds.phrases.ticket_reserve.get(ticket_type, [])]
+
     def refit_ticket_text(self, t: dict[str, Any], refund: dict[str, Any], product: dict[str, Any],
                           ships: dict[str, dict[str, Any]]) -> bool:
         """Rewrite a ticket refunded as ``price_adjustment`` so it asks for one on ``product`` (whose price
@@ -658,7 +662,7 @@ class SupportMixin(GeneratorBase):
         and would not repeat the wording of another (from the ticket's own randomness). False when no phrase does."""
         phrase = t["_text"][0]
         rules = self.seeds.fidelity
-        pool = [p for p in [*self.seeds.phrases.tickets[t["type"]], *self.seeds.phrases.ticket_reserve.get(t["type"], [])]
+        pool = [p for p in self.phrases_of(t["type"])
                 if "${amount}" in p.body
                 and refund["reason"] in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons
                 and (p is phrase or not self.clashes(t, p))]
@@ -675,7 +679,7 @@ class SupportMixin(GeneratorBase):
         it; after: that it came late), from the ticket's own randomness. As it was when none fits: the resolution
         then says the customer asked later (``LATE_REFUND_FOLLOW_UP``)."""
         rules = self.seeds.fidelity
-        pool = [p for p in [*self.seeds.phrases.tickets[t["type"]], *self.seeds.phrases.ticket_reserve.get(t["type"], [])]
+        pool = [p for p in self.phrases_of(t["type"])
                 if LATE_REFUND_ASKED.search(f"{p.subject}\n{p.body}")
                 and "shipping_delay" in rules.fit(t["type"], f"{p.subject}\n{p.body}").refund_reasons
                 and not self.clashes(t, p)]
@@ -688,7 +692,7 @@ class SupportMixin(GeneratorBase):
         another phrase of its type that says so, on the item it named (from the ticket's own randomness); as it
         was when none fits, which lint's ``price_adjustments`` reports."""
         elsewhere = self.seeds.fidelity.issues["competitor_price"].pattern
-        pool = [p for p in [*self.seeds.phrases.tickets[t["type"]], *self.seeds.phrases.ticket_reserve.get(t["type"], [])]
+        pool = [p for p in self.phrases_of(t["type"])
                 if re.search(elsewhere, p.body, re.IGNORECASE) and not self.clashes(t, p)]
         named = next((p for p in self.rows[m.Product] if p["id"] == t["_named"]), t["_text"][2])
         self.write_ticket_text(t, pool, self.local_rng("ticket-elsewhere", t["id"]), ships, named, fixed=True,
