@@ -199,6 +199,9 @@ SETUP_RECORDS = {
     "label_first": (_scans(LABEL, PICKUP), None),
     "order_updated_after_its_pickup": ("{update: Order, id: ord-250213-001, set: {updated_at: '2025-02-14T09:00:00'}}",
                                       None),
+    "order_last_updated_at_its_delivery": (
+        "{update: Order, id: ord-250213-001, set: {status: fulfilled, updated_at: '2025-02-21T18:18:00'}}",
+        "Order ord-250213-001 was last updated at 2025-02-21 18:18, its parcel's delivery: a delivery changes no order"),
     "order_last_updated_before_its_pickup": (
         "{update: Order, id: ord-250213-001, set: {updated_at: '2025-02-13T12:00:00'}}",
         "Order ord-250213-001 was last updated at 2025-02-13 12:00, before its parcel was picked up (2025-02-13 18:00)"),

@@ -178,6 +178,13 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
             return problem("updated_at", f"was last updated at {last:%Y-%m-%d %H:%M}, before its parcel was picked up "
                                          f"({pickup:%Y-%m-%d %H:%M}): an order is updated when it becomes fulfilled, "
                                          "and after")
+        delivered = world.conn.execute(f"SELECT 1 FROM {db.table(models.Shipment)} WHERE order_id = ? AND "
+                                       "delivered_at = ?", (str(row_id), db.encode_datetime(_moment(order["updated_at"], world)))
+                                       ).fetchone() if order is not None and picked is not None else None
+        if delivered and order is not None and order["status"] == "fulfilled":
+            return problem("updated_at", f"was last updated at {_moment(order['updated_at'], world):%Y-%m-%d %H:%M}, "
+                                         "its parcel's delivery: a delivery changes no order (a fulfilled one was "
+                                         "last updated at its pickup)")
         if order is not None and order["status"] in _SHIPPED and picked is None:
             return problem("status", f"is {order['status']} with no Shipment: a generated order is fulfilled once "
                                      "the carrier has collected it, and a return needs it delivered")
