@@ -13,8 +13,8 @@ or deliver on a weekend or holiday) and scanned in transit at most once at each 
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
 its drawn digits spelling nothing of its order's number (:func:`spells_order`); 30 hours or more on the road, it has
 in-transit scans (:data:`HUB_SCAN_AFTER`), and one delivered went no more than
-:data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` business days without a scan (nor more than
-:data:`~corecraft.world.rules.FIRST_SCAN_BUSINESS_DAYS` after its pickup) (one still on its way may have gone
+:data:`~corecraft.world.rules.SILENT_BUSINESS_DAYS` business days without a scan, nor more than
+:data:`~corecraft.world.rules.FIRST_SCAN_BUSINESS_DAYS` after its pickup (one still on its way may have gone
 quiet: that is a task's stuck parcel); its ETA is on a business day, and an inserted parcel once picked up has
 one (an update may blank a seeded parcel's, as the carrier's data sometimes does). Its order takes no part after
 that part ran out (lint's stock_outs: a part out of stock today ran out at its first order left on backorder, seeded
@@ -29,7 +29,7 @@ order (``replaces_order_id``); the order may be seeded, updated or set up. A set
 changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment is named after its order
 (``pay-`` for ``ord-``; a second one on the order adds a letter, ``…b``), and its transaction id has the processor's
 shape (``txn_`` and 14 random hex digits), not one spelled from its order's number nor one beginning as another
-payment's of the order (:data:`TXN_TWIN`). A setup Employee has a manager. A setup Refund names the ticket it answers
+payment's of the order (:data:`TXN_SHARED_DIGITS`). A setup Employee has a manager. A setup Refund names the ticket it answers
 (``ticket_id``), as every generated refund does. A setup Order that is fulfilled or has a return requested has its
 Shipment, and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
@@ -96,9 +96,9 @@ TRANSACTION_ID = re.compile(r"txn_[0-9a-f]{14}")
 """A payment processor's transaction id as the generator draws them (``commerce``): random, so it never spells
 the order's number or a word."""
 
-TXN_TWIN = "txn_" + "0" * 6
-"""How long a start (``txn_`` and six hex digits) two payments' transaction ids on one order never share: drawn afresh
-for each capture, one in 16 million would."""
+TXN_SHARED_DIGITS = 6
+"""How many leading hex digits two payments' transaction ids on one order never share: drawn afresh for each capture,
+one pair in 16 million would."""
 
 Report = Callable[[tuple[object, ...], str], list[Problem]]
 """Turns a location in the task file and a sentence into problems (``file:line: sentence``)."""
@@ -206,7 +206,8 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
                                              f"{payment['order_id']}: a processor's ids are random")
         twin = payment and world.conn.execute(
             "SELECT id, transaction_id FROM payment WHERE order_id = ? AND id != ? AND substr(transaction_id, 1, ?) = ?",
-            (payment["order_id"], row_id, len(TXN_TWIN), txn[:len(TXN_TWIN)])).fetchone()
+            (payment["order_id"], row_id, len("txn_") + TXN_SHARED_DIGITS, txn[:len("txn_") + TXN_SHARED_DIGITS])
+        ).fetchone()
         if twin:
             return problem("transaction_id", f"has transaction id {txn}, which begins as {twin[0]}'s ({twin[1]}): a "
                                              "processor draws each capture's id afresh")
