@@ -171,20 +171,18 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
     if table == "Order" and ("shipping_address" in given or "customer_id" in given or "status" in given
                              or "updated_at" in given):
         order = db.fetch(world.conn, models.Order, str(row_id), world.tz)
-        picked, = world.conn.execute(f"SELECT max(shipped_at) FROM {db.table(models.Shipment)} WHERE order_id = ?",
-                                     (str(row_id),)).fetchone()
+        last = _moment(order["updated_at"], world) if order is not None else None
+        picked, at_delivery = world.conn.execute(
+            f"SELECT max(shipped_at), max(delivered_at = ?) FROM {db.table(models.Shipment)} WHERE order_id = ?",
+            (db.encode_datetime(last) if last is not None else None, str(row_id))).fetchone()
         pickup = db.decode_datetime(picked, world.tz).astimezone(world.tz) if picked is not None else None
-        if order is not None and pickup is not None and (last := _moment(order["updated_at"], world)) < pickup:
+        if last is not None and pickup is not None and last < pickup:
             return problem("updated_at", f"was last updated at {last:%Y-%m-%d %H:%M}, before its parcel was picked up "
                                          f"({pickup:%Y-%m-%d %H:%M}): an order is updated when it becomes fulfilled, "
                                          "and after")
-        delivered = world.conn.execute(f"SELECT 1 FROM {db.table(models.Shipment)} WHERE order_id = ? AND "
-                                       "delivered_at = ?", (str(row_id), db.encode_datetime(_moment(order["updated_at"], world)))
-                                       ).fetchone() if order is not None and picked is not None else None
-        if delivered and order is not None and order["status"] == "fulfilled":
-            return problem("updated_at", f"was last updated at {_moment(order['updated_at'], world):%Y-%m-%d %H:%M}, "
-                                         "its parcel's delivery: a delivery changes no order (a fulfilled one was "
-                                         "last updated at its pickup)")
+        if order is not None and last is not None and order["status"] == "fulfilled" and at_delivery:
+            return problem("updated_at", f"was last updated at {last:%Y-%m-%d %H:%M}, its parcel's delivery: a "
+                                         "delivery changes no order (a fulfilled one was last updated at its pickup)")
         if order is not None and order["status"] in _SHIPPED and picked is None:
             return problem("status", f"is {order['status']} with no Shipment: a generated order is fulfilled once "
                                      "the carrier has collected it, and a return needs it delivered")

@@ -652,8 +652,6 @@ def repeat_orders(r: Records) -> list[Finding]:
     return found
 
 
-
-
 def price_adjustments(r: Records) -> list[Finding]:
     """A price adjustment refunds a real drop: a product of the order sold for less within
     ``price_adjustment_days`` of the order (its price history), by (paid - lower price) x quantity for the
