@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "dce7d5bb567ac70e74bb09fff5fc42f65369695b204cfe281c36b2089035acb7"
+DEFAULT_WORLD_HASH = "76503a450c55dd21d4de0de1e1309390a0b5c080b975236cfb09c78a3874ffbd"
 
 
 @pytest.mark.slow

@@ -1311,6 +1311,31 @@ def test_replacements_placed_flags_an_update_the_resolution_was_not_dated_by(def
 
 
 @pytest.mark.slow
+def test_replacement_approvals_flag_a_second_approval_for_one_unit(default_world: World) -> None:
+    """The world's resolution pointing to an earlier approval is clean; pointing to the wrong day is flagged, and
+    so is approving a second replacement the earlier one had made needless."""
+    promise = default_domain().seeds.fidelity.replacement_promise
+    res, ticket, details = one(default_world, "SELECT id, ticket_id, details FROM resolution WHERE details LIKE ?",
+                               "%" + promise.approved_before.split("{")[0] + "%")
+    pointed = promise.approved_earlier(details)
+    assert pointed is not None
+    wrong_day = details.replace(pointed["date"], "2025-01-02")
+    found = injected(default_world, "replacement_approvals", res,
+                     ("UPDATE resolution SET details = ? WHERE id = ?", (wrong_day, res)))
+    assert len(found) == 1 and found[0].message.startswith(f"points to a replacement approved on "
+                                                           f"{pointed['ticket_id']} on 2025-01-02")
+    first, = one(default_world, "SELECT id FROM resolution WHERE ticket_id = ?", pointed["ticket_id"])
+    placed = re.search(r"ord-\d{6}-\d{3}", one(default_world, "SELECT details FROM resolution WHERE id = ?", first)[0])
+    assert placed is not None
+    second = f"[{ticket}] Replacement approved; " + promise.replaced_before.format(date="2025-08-01",
+                                                                                   order_id=placed[0]) + "."
+    default_world.conn.execute("UPDATE resolution SET details = ? WHERE id = ?", (second, res))
+    found = [f for f in lint(default_world) if f.check == "replacement_approvals" and f.entity_id == res]
+    assert [f.message for f in found] == [f"approves a second replacement for the unit {first} had approved on "
+                                          f"{pointed['date']}"]
+
+
+@pytest.mark.slow
 def test_replacement_records_flags_a_shipped_replacement_left_as_no_action(default_world: World) -> None:
     order, _, resolution, _, _ = replacement(default_world)
     found = injected(default_world, "replacement_records", resolution,

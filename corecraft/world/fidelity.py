@@ -167,7 +167,8 @@ class BuildTheme(_Data):
 
 SETTLED = ("placed", "refunded", "replaced_before")
 """What can become of a replacement approved once returns logs the unit (:class:`ReplacementPromise` texts)."""
-_TEMPLATE_FIELDS = {"date": r"\d{4}-\d{2}-\d{2}", "order_id": r"ord-\d{6}-\d{3}", "refund_id": r"ref-\d{6}-\d{3}"}
+_TEMPLATE_FIELDS = {"date": r"\d{4}-\d{2}-\d{2}", "order_id": r"ord-\d{6}-\d{3}", "refund_id": r"ref-\d{6}-\d{3}",
+                    "ticket_id": r"tick-\d{6}-\d{3}"}
 """What each ``{field}`` of a :class:`ReplacementPromise` text stands for, as a regex."""
 
 
@@ -204,6 +205,9 @@ class ReplacementPromise(_Data):
     """The update it gains when the unit had been returned for a refund (``{refund_id}`` of ``{date}``) by then."""
     replaced_before: str
     """The update it gains when the unit had already been replaced (``{order_id}`` of ``{date}``) by then."""
+    approved_before: str
+    """What a resolution says instead of approving a replacement when one was approved for the same unit already
+    (on ``{ticket_id}``, on ``{date}``): the resolver, who sees that ticket, points the customer to it."""
     return_business_days: tuple[int, int]
     """The fewest and most carrier business days from the approval until returns logs the unit sent back."""
     resend: ResendPromise
@@ -235,6 +239,15 @@ class ReplacementPromise(_Data):
         ``{field}``)."""
         return [(outcome, _template_regex(getattr(self, outcome))) for outcome in SETTLED] \
             + [("placed", _template_regex(self.resend.placed))]
+
+    def approved_earlier(self, details: str) -> re.Match[str] | None:
+        """Where ``details`` point to an earlier approval for the same unit (groups ``ticket_id``, ``date``)."""
+        return self.approved_before_regex.search(details)
+
+    @cached_property
+    def approved_before_regex(self) -> re.Pattern[str]:
+        """:attr:`approved_before` as said with any values."""
+        return _template_regex(self.approved_before)
 
     def settlement(self, details: str) -> tuple[str, re.Match[str]] | None:
         """What ``details`` say became of the replacement or re-send (one of :data:`SETTLED`), with a group per

@@ -1729,7 +1729,8 @@ def resolution_details(r: Records) -> list[Finding]:
         fitting = [details[k] for k in PENDING_AS.get(res["outcome"], (res["outcome"],)) if k in details]
         promise = r.rules.replacement_promise
         went_quiet = t["status"] == "closed" and res["details"].endswith(stale_details(r.policy.stale_ticket_days))
-        if fitting and not went_quiet and not any(f in res["details"] for f in fitting):
+        pointed = promise.approved_earlier(res["details"]) is not None  # no remedy of its own: one is under way
+        if fitting and not went_quiet and not pointed and not any(f in res["details"] for f in fitting):
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
                                  f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
         found += [Finding("resolution_details", res["id"], f"speaks of {name.replace('_', ' ')} but {t['id']} "
@@ -1806,6 +1807,35 @@ def replacements_placed(r: Records) -> list[Finding]:
         elif how == "placed" and f"{order['created_at']:%Y-%m-%d}" != said["date"]:
             found.append(Finding("replacements_placed", res["id"], f"says returns logged the unit on {said['date']}, "
                                  f"but {order['id']} was placed on {order['created_at']:%Y-%m-%d}"))
+    return found
+
+
+def replacement_approvals(r: Records) -> list[Finding]:
+    """A unit is replaced on one approval: a resolution approves no replacement for a unit that an approval made
+    before it had replaced (``replaced_before``), and one pointing the customer to an earlier approval
+    (``approved_before``) names a ticket on its order whose resolution approved a replacement on the day it says,
+    before it."""
+    promise = r.rules.replacement_promise
+    approvals = {res["ticket_id"]: res for res in r.resolutions.values() if re.search(promise.approval, res["details"])}
+    placed_by = {said["order_id"]: res for res in approvals.values() if (said := r.placed_replacement(res))}
+    found = []
+    for res in r.resolutions.values():
+        settled = promise.settlement(res["details"])
+        first = placed_by.get(settled[1]["order_id"]) if settled and settled[0] == "replaced_before" else None
+        if first is not None and first["created_at"] < res["created_at"]:
+            found.append(Finding("replacement_approvals", res["id"], f"approves a second replacement for the unit "
+                                 f"{first['id']} had approved on {first['created_at'].astimezone(r.tz):%Y-%m-%d}"))
+        pointed = promise.approved_earlier(res["details"])
+        if pointed is None:
+            continue
+        earlier = approvals.get(pointed["ticket_id"])
+        order_id = r.tickets[res["ticket_id"]]["order_id"]
+        if earlier is None or r.tickets[earlier["ticket_id"]]["order_id"] != order_id \
+                or f"{earlier['created_at'].astimezone(r.tz):%Y-%m-%d}" != pointed["date"] \
+                or earlier["created_at"] >= res["created_at"]:
+            found.append(Finding("replacement_approvals", res["id"], f"points to a replacement approved on "
+                                 f"{pointed['ticket_id']} on {pointed['date']}, but no resolution of a ticket on "
+                                 f"{order_id} approved one then, before it"))
     return found
 
 
@@ -1959,7 +1989,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, return_follow_ups, ticket_stories,
     restocking_fees,
     refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, stale_tickets, resolution_details,
-    replacement_records, replacements_placed,
+    replacement_records, replacements_placed, replacement_approvals,
     replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,
     ticket_wording_repeats, slack_claims,
     slack_tickets, slack_ticket_states, slack_ticket_ages, slack_warehouse_staff, slack_ticket_tags, slack_stances,

@@ -532,6 +532,7 @@ class SupportMixin(GeneratorBase):
                                                               employees[escalation["created_by_id"]], tiers[t["customer_id"]],
                                                               _known(t, products)):
                 escalations.append(escalation)
+        self.one_approval_a_unit(resolutions, lines_by_order, products)
         self.follow_returned_items(ships, products, refunds_of, line_product, payments)
         for t in self.rows[m.SupportTicket]:
             t.pop("_text")
@@ -554,6 +555,28 @@ class SupportMixin(GeneratorBase):
         self.rows[m.Refund] = refunds
         self.rows[m.Resolution] = resolutions
         self.rows[m.Escalation] = escalations
+
+    def one_approval_a_unit(self, resolutions: list[dict[str, Any]], lines_by_order: dict[str, list[dict[str, Any]]],
+                            products: dict[str, dict[str, Any]]) -> None:
+        """A unit is replaced on one approval: a resolution that would approve a replacement for units of an
+        order's product all approved already (by a resolution made before it, which its resolver sees) points the
+        customer to the first of those tickets instead (``approved_before``), and no order comes of it. Done on
+        the finished resolutions, with no draw."""
+        promise = self.seeds.fidelity.replacement_promise
+        approved: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for res in sorted((x for x in resolutions if x["_replaces"] is not None),
+                          key=lambda x: (x["created_at"], x["_order"])):
+            order, product_id, _ = res["_replaces"]
+            earlier = approved[order["id"], product_id]
+            units = sum(ln["quantity"] for ln in lines_by_order[order["id"]] if ln["product_id"] == product_id)
+            if sum(x["_replaces"][2] for x in earlier) < units:
+                earlier.append(res)
+                continue
+            first = earlier[0]
+            name = products[product_id]["name"].replace("{", "{{").replace("}", "}}")  # the details are formatted
+            res["_details"] = f"{name}: " + promise.approved_before.format(
+                ticket_id=first["ticket_id"], date=first["created_at"].astimezone(self.tz).date().isoformat()) + "."
+            res["_replaces"] = None
 
     def office_work(self) -> None:
         """Put what staff did (resolutions, the refunds they made, escalations made and settled) in working hours:
