@@ -346,8 +346,17 @@ SETUP_RECORDS = {
         "has transaction id txn_3f09a1b2c3d001, which spells the sequence 001 of its order ord-250213-001"),
     "spelled_transaction_id": ("{update: Payment, id: pay-250213-001, set: {transaction_id: txn_250213001c0de}}",
                                "Payment pay-250213-001 has transaction id txn_250213001c0de, not the processor's shape"),
-    "resolution_tagged": ("{update: Resolution, id: res-250205-001, set: {details: '[tick-250204-001] Refunded.'}}",
-                          None),
+    "resolution_tagged": ("{update: Resolution, id: res-250205-001, set: {details: '[tick-250204-001] Compared the card "
+                          "with the next tier up for 1440p high-refresh gaming, and how much the older CPU would hold "
+                          "either back.'}}", None),
+    "resolution_in_words_unfit_for_its_issue": (
+        "{update: Resolution, id: res-250205-001, set: {details: '[tick-250204-001] Recommended compatible parts for "
+        "what the customer asked about.'}}",
+        "Resolution res-250205-001 details do not say what a generated recommendation_provided resolution of "
+        "tick-250204-001 ('Which GPU for 1440p?') says for its issue: 'Compared the card with the next tier up"),
+    "resolution_telling_its_own_story": (
+        "{update: Resolution, id: res-250205-001, set: {details: '[tick-250204-001] Asked for a quote on two cards; "
+        "quoted them. Update 2025-02-06: the customer chose the cheaper card.'}}", None),
     "resolution_untagged": ("{update: Resolution, id: res-250205-001, set: {details: 'Refunded the card.'}}",
                             "Resolution res-250205-001 details do not begin with its ticket id in square brackets"),
     "shared_phone": ("{update: Customer, id: cust-0003, set: {phone: (804) 867-6219}}",

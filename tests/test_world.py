@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "76503a450c55dd21d4de0de1e1309390a0b5c080b975236cfb09c78a3874ffbd"
+DEFAULT_WORLD_HASH = "569427c1e7ff331c2ce1f02fea90931eb55353e64df1561fe1ef18dd16c7eae6"
 
 
 @pytest.mark.slow

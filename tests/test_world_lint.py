@@ -1311,7 +1311,7 @@ def test_replacements_placed_flags_an_update_the_resolution_was_not_dated_by(def
 
 
 @pytest.mark.slow
-def test_replacement_approvals_flag_a_second_approval_for_one_unit(default_world: World) -> None:
+def test_replacement_approvals_flags_a_second_approval_for_one_unit(default_world: World) -> None:
     """The world's resolution pointing to an earlier approval is clean; pointing to the wrong day is flagged, and
     so is approving a second replacement the earlier one had made needless."""
     promise = default_domain().seeds.fidelity.replacement_promise
@@ -1777,6 +1777,29 @@ def test_resolution_details_flags_a_missing_item_returned_as_faulty(world: World
                       "to return the faulty one with the prepaid label.' WHERE id = ?", (resolution,)))
     messages = [f.message for f in found]
     assert len(messages) == 2 and "nothing to return" in messages[0] and "no order records a replacement" in messages[1]
+
+
+def test_resolution_teams_flags_a_team_the_company_lacks(world: World) -> None:
+    resolution, = pick(world, "resolution_teams", "SELECT id FROM resolution ORDER BY id")
+    assert injected(world, "resolution_teams", resolution, ("UPDATE resolution SET details = '[' || ticket_id || '] "
+                    "Passed the quote to the billing team.' WHERE id = ?", (resolution,))) == []
+    found = injected(world, "resolution_teams", resolution, ("UPDATE resolution SET details = '[' || ticket_id || '] "
+                     "Passed the quote to the sales team.' WHERE id = ?", (resolution,)))
+    assert [f.message for f in found] == ["passes work to the sales team, but no department is called 'sales'"]
+
+
+def test_resolution_details_flags_bios_steps_for_a_pc_that_does_not_power_on(world: World) -> None:
+    """A PC that does nothing at the power button is walked through its power path; BIOS settings need it on."""
+    resolution, ticket = pick(world, "resolution_details", "SELECT id, ticket_id FROM resolution ORDER BY id")
+    found = injected(world, "resolution_details", resolution,
+                     ("UPDATE supportticket SET type = 'troubleshooting', subject = 'PC won''t turn on', "
+                      "body = 'Put in everything from my order, hit the button, nothing. Won''t boot.' WHERE id = ?",
+                      (ticket,)),
+                     ("UPDATE resolution SET outcome = 'troubleshooting_steps', details = '[' || ticket_id || '] "
+                      "Walked the customer through reseating RAM, clearing CMOS and updating BIOS; issue resolved.' "
+                      "WHERE id = ?", (resolution,)))
+    assert len(found) == 1 and "not what fits the issue: \"Walked the customer through checking the wall socket" \
+        in found[0].message
 
 
 def test_resolution_details_flags_a_replacement_approved_without_its_pending_order(world: World) -> None:

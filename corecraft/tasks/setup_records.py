@@ -215,6 +215,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
             return problem("details", f"details do not begin with its ticket id in square brackets "
                                       f"([{res['ticket_id']}] ...), as kb-writing-resolutions asks and every generated "
                                       "resolution's do")
+        ticket = res and db.fetch(world.conn, models.SupportTicket, str(res["ticket_id"]), world.tz)
+        own_story = res is not None and OWN_STORY.search(str(res["details"])) is not None
+        if res is not None and ticket is not None and not own_story and (
+                unfit := seeds.fidelity.unfit_details(ticket, res, seeds.policy.stale_ticket_days)):
+            return problem("details", f"details do not say what a generated {res['outcome']} resolution of "
+                                      f"{ticket['id']} ({ticket['subject']!r}) says for its issue: {unfit!r}")
     if table == "Product" and ("price" in given or "specs" in given):
         lines = [db.fetch(world.conn, models.OrderLine, line_id, world.tz) for line_id, in world.conn.execute(
             f"SELECT id FROM {db.table(models.OrderLine)} WHERE product_id = ? ORDER BY id", (str(row_id),))]
@@ -222,6 +228,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         return [p for line in lines if line is not None and (wrong := _line_price_problem(line, world)) is not None
                 for p in problem(field, f"prices order line {line['id']} off its day: it {wrong}")]
     return []
+
+
+OWN_STORY = re.compile(r"\bref-\d{6}-\d{3}\b|\bUpdate \d{4}-\d{2}-\d{2}\b")
+"""Words of a setup resolution telling a story of its own, one its records bear out (the refund it names, an update
+it was dated by): worded as its author chose. Any other says what a generated resolution says for its ticket's
+issue (``issues[*].details``)."""
 
 
 def chatter_problems(index: int, step: SetupStep, world: World, mentioned: str, report: Report) -> list[Problem]:

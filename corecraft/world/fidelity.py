@@ -165,6 +165,9 @@ class BuildTheme(_Data):
         return all(checks)
 
 
+PENDING_AS = {"no_action": ("no_action", "replacement_sent")}
+"""Outcomes recorded for remedies not yet carried out: a replacement approved is sent once the return is logged,
+so until its replacement order ships it is recorded as ``no_action`` with the replacement's details."""
 SETTLED = ("placed", "refunded", "replaced_before")
 """What can become of a replacement approved once returns logs the unit (:class:`ReplacementPromise` texts)."""
 _TEMPLATE_FIELDS = {"date": r"\d{4}-\d{2}-\d{2}", "order_id": r"ord-\d{6}-\d{3}", "refund_id": r"ref-\d{6}-\d{3}",
@@ -926,6 +929,19 @@ class Fidelity(_Data):
                 escalations = issue.escalations if issue.escalations is not None else escalations
                 details = {**details, **(issue.details or {})}
         return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations, details=details)
+
+    def unfit_details(self, ticket: Mapping[str, Any], resolution: Mapping[str, Any], stale_days: int) -> str | None:
+        """The words a resolution of ``ticket`` says for the ticket's issue (``issues[*].details``, by its outcome;
+        a replacement approved and awaiting the return is recorded ``no_action``: :data:`PENDING_AS`) but its
+        details lack. None when they fit, when the ticket was closed for want of a reply (:func:`stale_details`) and
+        when the details point to a replacement approved earlier (``approved_before``: no remedy of its own)."""
+        details = resolution["details"]
+        if (ticket["status"] == "closed" and details.endswith(stale_details(stale_days))) \
+                or self.replacement_promise.approved_earlier(details):
+            return None
+        fit = self.fit(ticket["type"], f"{ticket['subject']}\n{ticket['body']}").details
+        fitting = [fit[k] for k in PENDING_AS.get(resolution["outcome"], (resolution["outcome"],)) if k in fit]
+        return fitting[0] if fitting and not any(f in details for f in fitting) else None
 
     def exception_asked(self, text: str) -> ExceptionRequest | None:
         """The request for more than policy gives that ``text`` makes (None: none)."""

@@ -1672,6 +1672,18 @@ def escalation_fit(r: Records) -> list[Finding]:
     return found
 
 
+NAMED_TEAM = re.compile(r"\bthe (\w+) team\b")
+"""Words of a resolution handing work to a team by name."""
+
+
+def resolution_teams(r: Records) -> list[Finding]:
+    """A resolution hands work only to a team the company has: a department of its staff."""
+    departments = {e["department"] for e in r.employees.values()}
+    return [Finding("resolution_teams", res["id"], f"passes work to the {team.group(1)} team, but no department "
+                    f"is called {team.group(1)!r}") for res in r.resolutions.values()
+            for team in NAMED_TEAM.finditer(res["details"]) if team.group(1) not in departments]
+
+
 def resolution_fit(r: Records) -> list[Finding]:
     """A resolution does what the order's state allowed then: order details are corrected only before it
     ships (and the order was updated then or later), a replacement is sent only for a delivered order."""
@@ -1694,9 +1706,6 @@ def resolution_fit(r: Records) -> list[Finding]:
     return found
 
 
-PENDING_AS = {"no_action": ("no_action", "replacement_sent")}
-"""Outcomes recorded for remedies not yet carried out: a replacement approved is sent once the return is logged,
-so until its replacement order ships it is recorded as ``no_action`` with the replacement's details."""
 SHIPPED_REPLACEMENT = re.compile(r"[Rr]eplacement (?:unit )?(?:has )?(?:shipped|been shipped|is on its way)")
 """Words of a resolution saying a replacement already left: only a shipped replacement order it names bears that
 out."""
@@ -1725,14 +1734,11 @@ def resolution_details(r: Records) -> list[Finding]:
     found = []
     for res in r.resolutions.values():
         t = r.tickets[res["ticket_id"]]
-        details = r.rules.fit(t["type"], f"{t['subject']}\n{t['body']}").details
-        fitting = [details[k] for k in PENDING_AS.get(res["outcome"], (res["outcome"],)) if k in details]
+        unfit = r.rules.unfit_details(t, res, r.policy.stale_ticket_days)
         promise = r.rules.replacement_promise
-        went_quiet = t["status"] == "closed" and res["details"].endswith(stale_details(r.policy.stale_ticket_days))
-        pointed = promise.approved_earlier(res["details"]) is not None  # no remedy of its own: one is under way
-        if fitting and not went_quiet and not pointed and not any(f in res["details"] for f in fitting):
+        if unfit:
             found.append(Finding("resolution_details", res["id"], f"{res['outcome']} of {t['id']} ({t['subject']!r}) "
-                                 f"says {res['details']!r}, not what fits the issue: {fitting[0]!r}"))
+                                 f"says {res['details']!r}, not what fits the issue: {unfit!r}"))
         found += [Finding("resolution_details", res["id"], f"speaks of {name.replace('_', ' ')} but {t['id']} "
                           f"({t['subject']!r}) is not about it") for name, topic in r.rules.detail_topics.items()
                   if re.search(topic.pattern, res["details"]) and not topic.fits(f"{t['subject']}\n{t['body']}", True)]
@@ -1988,7 +1994,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     hub_scan_minutes,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, return_follow_ups, ticket_stories,
     restocking_fees,
-    refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, stale_tickets, resolution_details,
+    refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, resolution_teams, stale_tickets,
+    resolution_details,
     replacement_records, replacements_placed, replacement_approvals,
     replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,
     ticket_wording_repeats, slack_claims,
