@@ -359,6 +359,11 @@ SETUP_RECORDS = {
         "quoted them. Update 2025-02-06: the customer chose the cheaper card.'}}", None),
     "resolution_untagged": ("{update: Resolution, id: res-250205-001, set: {details: 'Refunded the card.'}}",
                             "Resolution res-250205-001 details do not begin with its ticket id in square brackets"),
+    "tier_on_an_account_opened_before_the_history": (
+        "{update: Customer, id: cust-0003, set: {loyalty_tier: gold}}", None),
+    "tier_on_an_account_opened_during_the_history": (
+        "{update: Customer, id: cust-0003, set: {loyalty_tier: gold, created_at: '2025-06-01T10:00:00'}}",
+        "Customer cust-0003 is gold on an account opened 2025-06-01, after the order history began (2025-02-13)"),
     "shared_phone": ("{update: Customer, id: cust-0003, set: {phone: (804) 867-6219}}",
                      "has phone (804) 867-6219, which cust-0001 also has"),
     "bermuda_phone": ("{update: Customer, id: cust-0003, set: {phone: (441) 283-9917}}",

@@ -521,16 +521,31 @@ def test_customer_phones_flags_a_number_no_us_subscriber_has(world: World, wrong
     assert [f.message for f in found] == [f"has phone {wrong(phone)}, {why}"]
 
 
-def test_earned_tiers_flags_a_platinum_account_opened_without_orders_after_the_history_began(world: World) -> None:
-    customer, = pick(world, "earned_tiers", "SELECT id FROM customer c WHERE NOT EXISTS "
-                                            "(SELECT 1 FROM \"order\" o WHERE o.customer_id = c.id) ORDER BY id")
+def test_earned_tiers_flags_a_tier_on_an_account_opened_after_the_history_began(world: World) -> None:
+    """With orders or without, an account with a tier was opened before the first order: every order is priced at
+    the customer's tier, and the purchases that earned it came before."""
     first, later = one(world, "SELECT MIN(created_at), MAX(created_at) FROM \"order\"")  # opened with the last order
-    found = injected(world, "earned_tiers", customer,
-                     ("UPDATE customer SET loyalty_tier = 'platinum', created_at = ? WHERE id = ?", (later, customer)))
     day = db.decode_datetime(first, world.tz).strftime("%Y-%m-%d")
-    assert [f.message for f in found] == [f"is platinum with no order on record, on an account opened "
-                                          f"{db.decode_datetime(later, world.tz):%Y-%m-%d}, after the order history "
-                                          f"began ({day})"]
+    for has_orders in ("NOT EXISTS", "EXISTS"):
+        customer, = pick(world, "earned_tiers", f"SELECT id FROM customer c WHERE {has_orders} "
+                                                "(SELECT 1 FROM \"order\" o WHERE o.customer_id = c.id) ORDER BY id")
+        found = injected(world, "earned_tiers", customer,
+                         ("UPDATE customer SET loyalty_tier = 'platinum', created_at = ? WHERE id = ?", (later, customer)))
+        assert [f.message for f in found] == [f"is platinum on an account opened "
+                                              f"{db.decode_datetime(later, world.tz):%Y-%m-%d}, after the order history "
+                                              f"began ({day})"]
+
+
+def test_account_ages_flags_a_busy_account_opened_after_the_history_began(world: World) -> None:
+    first, = one(world, "SELECT MIN(created_at) FROM \"order\"")
+    customer, count = pick(world, "account_ages", "SELECT customer_id, COUNT(*) FROM \"order\" GROUP BY customer_id "
+                                                  "ORDER BY COUNT(*) DESC, customer_id")
+    opened = db.encode_datetime(db.decode_datetime(first, world.tz) + timedelta(days=1))
+    found = injected(world, "account_ages", customer, ("UPDATE customer SET created_at = ? WHERE id = ?",
+                                                      (opened, customer)))
+    assert count >= 4 and [f.message for f in found] == [
+        f"has {count} orders on an account opened {db.decode_datetime(opened, world.tz):%Y-%m-%d}, after the order "
+        f"history began ({db.decode_datetime(first, world.tz):%Y-%m-%d})"]
 
 
 def test_slack_office_hours_flags_a_post_at_three_in_the_morning(world: World) -> None:

@@ -66,6 +66,7 @@ from corecraft.world.fidelity import (
     ship_to_problem,
     shipped_out_of_stock,
     stock_out_moments,
+    unearned_tier,
 )
 from corecraft.world.rules import (
     SILENT_BUSINESS_DAYS,
@@ -156,10 +157,14 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         if status is not None and status[0] not in COUNTED_REFUNDS:
             return problem("refund_id", f"records refund {given['refund_id']} as issued, but it is {status[0]}: "
                                         "create_resolution takes only an approved or processed refund")
-    if table == "Customer" and "phone" in given:
+    if table == "Customer" and {"phone", "loyalty_tier", "created_at"} & set(given):
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
-        return [] if row is None else [p for message in _phone_problems(row, world, seeds)
-                                       for p in problem("phone", message)]
+        first = world.conn.execute(f"SELECT MIN(created_at) FROM {db.table(models.Order)}").fetchone()[0]
+        unearned = row and first and unearned_tier({**row, "created_at": db.decode_datetime(row["created_at"], world.tz)},
+                                                   db.decode_datetime(first, world.tz))
+        return [] if row is None else [p for message in _phone_problems(row, world, seeds) if "phone" in given
+                                       for p in problem("phone", message)] + \
+            ([p for p in problem("loyalty_tier", unearned)] if unearned else [])
     if table == "Refund" and isinstance(step, SetupInsert) and not given.get("ticket_id"):
         return problem("ticket_id", "names no ticket: every generated refund names the ticket it answers (insert the "
                                     "SupportTicket that asked for it, with its Resolution, and set ticket_id)")

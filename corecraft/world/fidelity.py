@@ -1306,6 +1306,16 @@ def pickup_problem(labelled: datetime | None, picked: datetime) -> str | None:
                 f"labelled at {labelled:%H:%M}")
     return None
 
+def unearned_tier(customer: Mapping[str, Any], first_order: datetime) -> str | None:
+    """What betrays ``customer``'s tier as unearned (None: nothing): a tier is earned from spending, purchases from
+    before the order history included (kb-loyalty-program), and every order is priced at its customer's tier from
+    the first, so an account with a tier was opened before the history's ``first_order``."""
+    if customer["loyalty_tier"] == "none" or customer["created_at"] <= first_order:
+        return None
+    return (f"is {customer['loyalty_tier']} on an account opened {customer['created_at']:%Y-%m-%d}, after the order "
+            f"history began ({first_order:%Y-%m-%d})")
+
+
 def delay_flag_problem(statuses: Sequence[str], eta: datetime | None, delivered: datetime | None) -> str | None:
     """What is wrong with the scans (``statuses``) of a parcel delivered at ``delivered`` against its ``eta`` (both
     world time): one delivered after its ETA's day carries the carrier's ``delayed`` scan, which the carrier makes

@@ -53,7 +53,8 @@ class _Generator(PeopleMixin, CatalogMixin, CommerceMixin, SupportMixin, Chatter
         self.replacement_orders()  # the orders they add leave every draw before them as it was
         self.restocks()  # old backorders ship, from randomness private to each
         self.office_work()  # what staff did, in working hours (no draw)
-        self.clocks()  # last: each parcel's minutes, where no record about its order could see them move
+        self.clocks()  # each parcel's minutes, where no record about its order could see them move
+        self.established_accounts()  # last: an account opened earlier moves no draw and holds up every record
         return self.rows
 
 

@@ -83,8 +83,10 @@ from corecraft.world.fidelity import (
     ticket_problems,
     ticket_state_problems,
     told_products,
+    unearned_tier,
 )
 from corecraft.world.rules import (
+    ESTABLISHED_ORDERS,
     OFFICE_HOURS,
     SAFETY_RESPONSE,
     TRACKING_FORMATS,
@@ -909,17 +911,25 @@ def order_addresses(r: Records) -> list[Finding]:
 
 
 def earned_tiers(r: Records) -> list[Finding]:
-    """A loyalty tier is earned from spending, purchases from before the order history included
-    (kb-loyalty-program): a customer with a tier and no order on record opened the account before the
-    history's first order, when those purchases were made."""
+    """A customer with a loyalty tier opened the account before the order history began (:func:`unearned_tier`)."""
     if not r.orders:
         return []
     first = min(o["created_at"] for o in r.orders.values())
-    ordered = {o["customer_id"] for o in r.orders.values()}
-    return [Finding("earned_tiers", c["id"], f"is {c['loyalty_tier']} with no order on record, on an account opened "
-                    f"{c['created_at']:%Y-%m-%d}, after the order history began ({first:%Y-%m-%d})")
-            for c in r.customers.values()
-            if c["loyalty_tier"] != "none" and c["id"] not in ordered and c["created_at"] > first]
+    return [Finding("earned_tiers", c["id"], problem) for c in r.customers.values()
+            if (problem := unearned_tier(c, first)) is not None]
+
+
+def account_ages(r: Records) -> list[Finding]:
+    """An account opened once the order history runs has fewer than :data:`ESTABLISHED_ORDERS` orders on record: a
+    new customer's first months bring a few, and a busier account is a returning customer's, opened before."""
+    if not r.orders:
+        return []
+    first = min(o["created_at"] for o in r.orders.values())
+    orders = Counter(o["customer_id"] for o in r.orders.values())
+    return [Finding("account_ages", c["id"], f"has {orders[c['id']]} orders on an account opened "
+                    f"{c['created_at'].astimezone(r.tz):%Y-%m-%d}, after the order history began "
+                    f"({first.astimezone(r.tz):%Y-%m-%d})")
+            for c in r.customers.values() if c["created_at"] > first and orders[c["id"]] >= ESTABLISHED_ORDERS]
 
 
 def customer_phones(r: Records) -> list[Finding]:
@@ -1990,7 +2000,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     backorder_ages, build_dates,
     text_durations, card_claims, delivery_claims, outcome_fit, ledger_claims,
     build_themes, product_launches, shipping_service_areas, prospective_products, address_zips, work_addresses,
-    street_names, order_addresses, earned_tiers, customer_phones, handbook_steps, handbook_channels, handbook_ids,
+    street_names, order_addresses, earned_tiers, account_ages, customer_phones, handbook_steps, handbook_channels,
+    handbook_ids,
     hub_scan_minutes,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, return_follow_ups, ticket_stories,
     restocking_fees,

@@ -56,6 +56,10 @@ SILENT_BUSINESS_DAYS = 5
 """``kb-shipment-tracking-events``: a parcel in transit with no new event for this many business days gets a carrier
 trace; one that scans again within them is on its way."""
 
+ESTABLISHED_ORDERS = 4
+"""A new account's first months bring a few orders: one with this many orders on record was opened before the order
+history began (a returning customer's), as one with a loyalty tier was."""
+
 FIRST_SCAN_BUSINESS_DAYS = 2
 """A carrier sorts a parcel the night after it picks it up (its sort centre in the pickup city, or the first hub on
 the way): the scan after the pickup comes within this many business days, however long the trip."""

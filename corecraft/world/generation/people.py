@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
 from corecraft.world import models as m
 from corecraft.world.fidelity import unassigned_exchange
 from corecraft.world.generation.base import GeneratorBase
+from corecraft.world.rules import ESTABLISHED_ORDERS
 
 _HEADS = ("VP Operations", "Director of Customer Experience")  # in rank order
 # Weights for spreading the head-count left after one employee per title.
@@ -96,6 +97,18 @@ class PeopleMixin(GeneratorBase):
         for customer in self.rows[m.Customer]:
             if customer["id"] not in ordered and customer["created_at"] >= self.start:
                 customer["loyalty_tier"] = "none"
+
+    def established_accounts(self) -> None:
+        """Every order is priced at its customer's tier, the first too, and a new account brings a few orders: an
+        account with a tier or :data:`ESTABLISHED_ORDERS` orders on record was opened before the order history
+        began, when the purchases that earned the tier were made. Done last (an account opened earlier holds up
+        every record about it), from each account's own randomness; its id keeps its place."""
+        orders = Counter(o["customer_id"] for o in self.rows[m.Order])
+        for customer in self.rows[m.Customer]:
+            if customer["created_at"] >= self.start and (
+                    customer["loyalty_tier"] != "none" or orders[customer["id"]] >= ESTABLISHED_ORDERS):
+                customer["created_at"] = self.between(self.start - timedelta(days=400), self.start - timedelta(days=1),
+                                                      self.local_rng("account-opened", customer["id"]))
 
     def customer(self, first: str, last: str, tier: str, latest: datetime, seen: set[str]) -> dict[str, Any]:
         style = self.rng.randint(0, 3)
