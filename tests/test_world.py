@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6e56dd65cd2f60eaa92d3e47db0269d4034693e1becf936dbe1baaa900656ec6"
+DEFAULT_WORLD_HASH = "0823d9aea58f1ec905c257a000bc9d7ef01d74222250d2aa07c8aff19ce92968"
 
 
 @pytest.mark.slow
