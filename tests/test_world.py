@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "0823d9aea58f1ec905c257a000bc9d7ef01d74222250d2aa07c8aff19ce92968"
+DEFAULT_WORLD_HASH = "b2b02ad939f69ed0a3e8aeed9ffbeeb553337dadfd6aec75732affbe34e200f7"
 
 
 @pytest.mark.slow
