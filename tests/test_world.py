@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "b2b02ad939f69ed0a3e8aeed9ffbeeb553337dadfd6aec75732affbe34e200f7"
+DEFAULT_WORLD_HASH = "b3cd84db6a31753f616cb67505464f5ae891f91cac39092f8716181f6aafda09"
 
 
 @pytest.mark.slow
