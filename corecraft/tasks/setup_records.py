@@ -159,12 +159,14 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
                                         "create_resolution takes only an approved or processed refund")
     if table == "Customer" and {"phone", "loyalty_tier", "created_at"} & set(given):
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
-        first = world.conn.execute(f"SELECT MIN(created_at) FROM {db.table(models.Order)}").fetchone()[0]
-        unearned = row and first and unearned_tier({**row, "created_at": db.decode_datetime(row["created_at"], world.tz)},
-                                                   db.decode_datetime(first, world.tz))
-        return [] if row is None else [p for message in _phone_problems(row, world, seeds) if "phone" in given
-                                       for p in problem("phone", message)] + \
-            ([p for p in problem("loyalty_tier", unearned)] if unearned else [])
+        if row is None:
+            return []
+        found = [p for message in _phone_problems(row, world, seeds) for p in problem("phone", message)] \
+            if "phone" in given else []
+        first, = world.conn.execute(f"SELECT MIN(created_at) FROM {db.table(models.Order)}").fetchone()
+        unearned = first and unearned_tier({**row, "created_at": db.decode_datetime(row["created_at"], world.tz)},
+                                           db.decode_datetime(first, world.tz))
+        return found + (problem("loyalty_tier", unearned) if unearned else [])
     if table == "Refund" and isinstance(step, SetupInsert) and not given.get("ticket_id"):
         return problem("ticket_id", "names no ticket: every generated refund names the ticket it answers (insert the "
                                     "SupportTicket that asked for it, with its Resolution, and set ticket_id)")
@@ -220,9 +222,8 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
             return problem("details", f"details do not begin with its ticket id in square brackets "
                                       f"([{res['ticket_id']}] ...), as kb-writing-resolutions asks and every generated "
                                       "resolution's do")
-        ticket = res and db.fetch(world.conn, models.SupportTicket, str(res["ticket_id"]), world.tz)
-        own_story = res is not None and OWN_STORY.search(str(res["details"])) is not None
-        if res is not None and ticket is not None and not own_story and (
+        ticket = db.fetch(world.conn, models.SupportTicket, str(res["ticket_id"]), world.tz) if res else None
+        if res is not None and ticket is not None and not OWN_STORY.search(str(res["details"])) and (
                 unfit := seeds.fidelity.unfit_details(ticket, res, seeds.policy.stale_ticket_days)):
             return problem("details", f"details do not say what a generated {res['outcome']} resolution of "
                                       f"{ticket['id']} ({ticket['subject']!r}) says for its issue: {unfit!r}")

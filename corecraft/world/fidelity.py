@@ -1306,6 +1306,7 @@ def pickup_problem(labelled: datetime | None, picked: datetime) -> str | None:
                 f"labelled at {labelled:%H:%M}")
     return None
 
+
 def unearned_tier(customer: Mapping[str, Any], first_order: datetime) -> str | None:
     """What betrays ``customer``'s tier as unearned (None: nothing): a tier is earned from spending, purchases from
     before the order history included (kb-loyalty-program), and every order is priced at its customer's tier from
