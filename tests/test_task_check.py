@@ -696,7 +696,10 @@ def test_a_customers_email_or_signed_in_chat_needs_a_ticket_in_work(world: World
         return [Problem("task.yaml", 1, message)]
 
     for prompt in (f"Email from {name} ({email.upper()}): where is my order?",
-                   f"Chat from {name}, signed in as {email}: where is my order?"):
+                   f"Chat from {name}, signed in as {email}: where is my order?",
+                   f"Live chat, customer signed in as {email}:\n\"Where is my order?\"",
+                   f"Live chat, customer writes:\n\"Hi it's {name} ({email}). Where is my order?\"",
+                   f"Web form ticket from {name} ({email}): where is my order?"):
         assert [p.message for p in request_ticket_problems(prompt, world, report)] == [
             f"the request from {email.upper() if prompt.startswith('Email') else email} ({customer}) reaches the "
             "agent with no ticket in work (new, open or pending_customer): insert the SupportTicket it arrived on in "
@@ -704,6 +707,10 @@ def test_a_customers_email_or_signed_in_chat_needs_a_ticket_in_work(world: World
     assert request_ticket_problems(f"Hi, this is {name}, where is my order?", world, report) == []
     assert request_ticket_problems("Email from Nobody (nobody@nowhere.example): hello", world, report) == []
     assert request_ticket_problems(f"A colleague asks: did {email} get the refund?", world, report) == []
+    assert request_ticket_problems(f"{name} rang the phone line from his {email} account; before I call back: ...",
+                                   world, report) == []
+    assert request_ticket_problems(f"Live chat, customer writes:\n\nLater, a colleague adds {email}", world,
+                                   report) == []
     world.conn.execute("UPDATE supportticket SET customer_id = ?, status = 'new' WHERE id = (SELECT min(id) FROM "
                        "supportticket)", (customer,))
     assert request_ticket_problems(f"Email from {name} ({email}): where is my order?", world, report) == []

@@ -34,8 +34,8 @@ payment's of the order (:data:`TXN_SHARED_DIGITS`). A setup Employee has a manag
 Shipment, and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
 order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
-task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). A customer's email or
-signed-in chat arrives on a ticket of theirs still in work (:func:`request_ticket_problems`). A setup Resolution links a
+task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). A customer's email,
+chat, call or web ticket arrives on a ticket of theirs still in work (:func:`request_ticket_problems`). A setup Resolution links a
 refund as ``create_resolution`` lets one: only with outcome ``refund_issued``, and only an approved or processed refund.
 No inserted row is updated before it was created. Each row is judged as it stands in the world after the setup, so an
 update is judged with the seeded fields it keeps. Inserted tickets, orders, refunds, resolutions, escalations,
@@ -331,17 +331,20 @@ def message_id_problems(setup: list[SetupStep], world: World, report: Report) ->
     return out
 
 
-INBOUND = re.compile(r"(?:Email|Chat|Chat message|Chat transcript|Phone call|Call) from [^:]*?([\w.+-]+@[\w-]+(?:\.[\w-]+)+)")
-"""A prompt that hands the agent a customer's email or signed-in chat: its opening names the channel and the
-requester's address (a guest chat, which names no account, does not match)."""
+INBOUND = re.compile(r"(?is)(?:live chat|chat|e-?mail|phone call|call|(?:new |web form |web )?ticket)\b"
+                     r"(?:(?!\n\s*\n).){0,300}?([\w.+-]+@[\w-]+(?:\.[\w-]+)+)")
+"""A prompt that hands the agent a customer's own request: it opens on the channel ("Email from", "Chat from",
+"Live chat, customer signed in as", "Web form ticket from", ...) and its first paragraph gives the requester's
+address. A colleague relaying a customer opens otherwise and does not match; an address of no account (a guest, or
+an identity check) matches but asks for no ticket."""
 
 
 def request_ticket_problems(prompt: str, world: World, report: Report) -> list[Problem]:
-    """A customer's request with no ticket to work: the prompt opens on an email or a signed-in chat from an address
-    that is a customer account's (:data:`INBOUND`), but the world, as the setup leaves it, holds no ticket of that
-    customer still in work (new, open or pending_customer). The handbook has every request arrive as a ticket the
-    agent opens, parks, escalates or resolves, and the agent cannot create one, so the setup inserts it (an address
-    that matches no account is an identity check, and has none)."""
+    """A customer's request with no ticket to work: the prompt opens on a customer's email, chat, call or ticket from
+    an address that is a customer account's (:data:`INBOUND`), but the world, as the setup leaves it, holds no ticket
+    of that customer still in work (new, open or pending_customer). The handbook has every request arrive as a ticket
+    the agent opens, parks, escalates or resolves, and the agent cannot create one, so the setup inserts it (an
+    address that matches no account is an identity check, and has none)."""
     found = INBOUND.match(prompt.lstrip())
     if found is None:
         return []
