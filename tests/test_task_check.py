@@ -242,6 +242,13 @@ SETUP_RECORDS = {
                                                      'location: "Richmond, VA"}'),
                              "is scanned in transit on Sunday (2025-02-16): the world's carrier hubs scan on business "
                              "days only"),
+    "exception_saying_nothing": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-14T09:30:00-05:00", status: exception, '
+                                                            'location: "Richmond, VA"}'),
+                                 "has an exception scan at 2025-02-14T09:30:00-05:00 with no description"),
+    "exception_saying_what_went_wrong": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-14T09:30:00-05:00", status: '
+                                                                    'exception, location: "Richmond, VA", description: '
+                                                                    '"Vehicle breakdown: delivery moved a day."}'),
+                                         None),
     "one_hub_scanned_twice": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-17T03:25:00-05:00", status: in_transit, '
                                                          'location: "Richmond, VA"}'),
                               "has 2 in-transit scans at Richmond, VA: a place scans a parcel once on its way"),

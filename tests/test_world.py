@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "b3cd84db6a31753f616cb67505464f5ae891f91cac39092f8716181f6aafda09"
+DEFAULT_WORLD_HASH = "e73f8d635d4b27c1c035989636cf70101036e3e68b5c0e89f4855747c0cdf77a"
 
 
 @pytest.mark.slow

@@ -639,6 +639,19 @@ def test_shipment_exceptions_flags_a_status_without_its_event(world: World) -> N
     assert len(found) == 1
 
 
+def test_shipment_exceptions_flags_an_exception_scan_that_says_nothing(world: World) -> None:
+    ship, = pick(world, "shipment_exceptions", "SELECT id FROM shipment WHERE status = 'in_transit' ORDER BY id")
+    scan = {"ts": "2025-09-12T09:26:00-04:00", "status": "exception", "location": "Lexington, KY"}
+    found = injected(world, "shipment_exceptions", ship,
+                     ("UPDATE shipment SET status = 'exception', events = json_insert(events, '$[#]', json(?)) "
+                      "WHERE id = ?", (json.dumps(scan), ship)))
+    assert [f.message for f in found] == ["has an exception scan at 2025-09-12T09:26:00-04:00 with no description of "
+                                          "what went wrong"]
+    world.conn.execute("UPDATE shipment SET events = json_set(events, '$[#-1].description', ?) WHERE id = ?",
+                       ("Weather delay: storms held outbound trailers at this facility.", ship))
+    assert ship not in flagged(world, "shipment_exceptions")
+
+
 def test_order_prices_flags_an_unexplained_price(world: World) -> None:
     line, price = pick(world, "order_prices", "SELECT l.id, p.price FROM orderline l JOIN product p ON p.id = l.product_id "
                              "ORDER BY l.id")

@@ -455,6 +455,9 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
                               f"for one silent more than {SILENT_BUSINESS_DAYS}"))
     out += [("events", f"has {n} in-transit scans at {place}: a place scans a parcel once on its way, as the world's "
                        "(lint's shipment_hub_repeats)") for place, n in repeated_scans(events, "location")]
+    out += [("events", f"has an exception scan at {e['ts']} with no description: every world exception scan says "
+                       "what went wrong, which kb-shipment-tracking-events has the agent read")
+            for e in events if e.get("status") == "exception" and not e.get("description")]
     statuses = [e.get("status") for e in events]
     if "delivered" in statuses and "out_for_delivery" not in statuses[:statuses.index("delivered")]:
         out.append(("events", "is delivered with no 'out_for_delivery' scan before it: every world parcel goes out "

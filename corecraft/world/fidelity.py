@@ -648,9 +648,9 @@ class Fidelity(_Data):
     safety_issue: str
     """Ticket words of a safety issue (a regex): high priority, and escalated ``technical`` once triaged."""
     budgets: dict[str, Budget]
+    """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
     build_themes: dict[str, BuildTheme]
     """Themes a saved build is named for, each with what such a build holds."""
-    """Dollar figures a pre-sales ticket quotes (a regex capturing one) and the range plausible for what it asks."""
     detail_topics: dict[str, TicketTopic]
     """What a resolution's details may claim only of a ticket about it (``pattern`` in the details, ``ticket``
     in the ticket's text): PSU headroom for a build, a GPU or a PSU."""
@@ -665,6 +665,9 @@ class Fidelity(_Data):
     never_received: str
     """Words of a ticket reporting the item it names never came, no unit of it (a regex): no later ticket on the
     order installs, returns or replaces it (:func:`told_products`)."""
+    carrier_exceptions: list[str]
+    """What a late parcel's exception scan says went wrong (its ``description``): holds the carrier clears on its
+    own, none an address problem (which ``kb-shipment-tracking-events`` has need the customer)."""
 
     @model_validator(mode="after")
     def _places_hold_together(self) -> Fidelity:

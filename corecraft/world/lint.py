@@ -574,10 +574,15 @@ def shipment_scans(r: Records) -> list[Finding]:
 
 
 def shipment_exceptions(r: Records) -> list[Finding]:
-    """A shipment in status ``exception`` has an exception event saying what went wrong."""
-    return [Finding("shipment_exceptions", s["id"], "is in status exception but no event records an exception")
-            for s in r.shipments.values()
-            if s["status"] == "exception" and not any(e["status"] == "exception" for e in s["events"])]
+    """A shipment in status ``exception`` has an exception event, and every exception event says what went wrong
+    (its ``description``, which ``kb-shipment-tracking-events`` has the agent read)."""
+    found = [Finding("shipment_exceptions", s["id"], "is in status exception but no event records an exception")
+             for s in r.shipments.values()
+             if s["status"] == "exception" and not any(e["status"] == "exception" for e in s["events"])]
+    return found + [Finding("shipment_exceptions", s["id"], f"has an exception scan at {e['ts']} with no description "
+                                                            "of what went wrong")
+                    for s in r.shipments.values() for e in s["events"]
+                    if e["status"] == "exception" and not e.get("description")]
 
 
 def order_prices(r: Records) -> list[Finding]:

@@ -643,11 +643,14 @@ class CommerceMixin(GeneratorBase):
         tracking = self.tracking(carrier, draw)
         if shipped > self.now:  # the label waits for the carrier: not shipped yet
             return None
+        rows = [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events]
+        if status == "exception":  # the exception scan says what went wrong, in the carrier's words
+            rows[-1]["description"] = self.local_rng("exception", order["id"]).choice(
+                self.seeds.fidelity.carrier_exceptions)
         return {
             "id": order["id"].replace("ord-", "ship-"), "order_id": order["id"], "carrier": carrier,
             "tracking_number": tracking, "status": status, "shipped_at": shipped,
-            "eta": None if no_eta else eta, "delivered_at": delivered,
-            "events": [{"ts": ts.isoformat(), "status": st, "location": loc} for ts, st, loc in events],
+            "eta": None if no_eta else eta, "delivered_at": delivered, "events": rows,
         }
 
     def reachable(self, events: list[tuple[datetime, str, str]], dest: str, arrives: datetime | None,
