@@ -7,6 +7,7 @@ the check must report that one problem, at the line of the mistake, with a helpf
 from __future__ import annotations
 
 import difflib
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,14 @@ from corecraft.paths import content
 from corecraft.tasks import check
 from corecraft.tasks.library import TaskLibrary
 from corecraft.tasks.loader import Problem, read_task
-from corecraft.tasks.model import SetupUpdate
-from corecraft.tasks.setup_records import actor_voice_problems, chatter_problems, request_ticket_problems
+from corecraft.tasks.model import SetupInsert, SetupUpdate
+from corecraft.tasks.setup_records import (
+    account_age_problems,
+    actor_voice_problems,
+    chatter_problems,
+    request_ticket_problems,
+)
+from corecraft.world import db
 from corecraft.world.store import World
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -721,6 +728,30 @@ def test_a_customers_email_or_signed_in_chat_needs_a_ticket_in_work(world: World
     world.conn.execute("UPDATE supportticket SET customer_id = ?, status = 'new' WHERE id = (SELECT min(id) FROM "
                        "supportticket)", (customer,))
     assert request_ticket_problems(f"Email from {name} ({email}): where is my order?", world, report) == []
+
+
+def test_a_setup_customer_with_many_orders_has_an_account_older_than_the_history(world: World) -> None:
+    customer, orders = world.conn.execute(
+        "SELECT customer_id, COUNT(*) FROM \"order\" GROUP BY customer_id HAVING COUNT(*) >= 4 ORDER BY customer_id "
+        "LIMIT 1").fetchone()
+    first = db.decode_datetime(world.conn.execute("SELECT MIN(created_at) FROM \"order\"").fetchone()[0], world.tz)
+
+    def report(loc: tuple[object, ...], message: str) -> list[Problem]:
+        return [Problem("task.yaml", 1, message)]
+
+    opened = first + timedelta(days=30)
+    setup = [SetupInsert(insert="SlackMessage", row={"id": "msg-1"}),
+             SetupUpdate(update="Customer", id=customer, set={"created_at": opened.isoformat()})]
+    assert account_age_problems(setup, world, report) == []  # the world's account is as old as its history
+    world.conn.execute("UPDATE customer SET created_at = ? WHERE id = ?", (db.encode_datetime(opened), customer))
+    assert [p.message for p in account_age_problems(setup, world, report)] == [
+        f"setup step 2: Customer {customer} has {orders} orders on an account opened {opened:%Y-%m-%d}, after the "
+        f"order history began ({first:%Y-%m-%d}): a new account's first months bring a few orders, so open it before "
+        "the history began"]
+    world.conn.execute("UPDATE \"order\" SET customer_id = (SELECT min(id) FROM customer WHERE id != ?) WHERE id IN "
+                       "(SELECT id FROM \"order\" WHERE customer_id = ? ORDER BY id LIMIT ?)",
+                       (customer, customer, orders - 3))
+    assert account_age_problems(setup, world, report) == []  # three orders: a new account may have them
 
 
 def test_a_kb_contradicted_stance_must_be_one_of_the_questions_stances() -> None:

@@ -36,6 +36,7 @@ from corecraft.tasks.model import SetupInsert, SetupStep, Task
 from corecraft.tasks.setup import SetupError
 from corecraft.tasks.setup_records import (
     DATED_IDS,
+    account_age_problems,
     actor_voice_problems,
     chatter_problems,
     id_sequence_problems,
@@ -119,6 +120,7 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
                          *setup_record_problems(i, step, episode.world, domain.seeds, problem),
                          *chatter_problems(i, step, episode.world, mentioned, problem)]]
         out += request_ticket_problems(task.prompt, episode.world, problem)
+        out += account_age_problems(task.setup, episode.world, problem)
         out += id_sequence_problems(task.setup, episode.world, problem) + message_id_problems(task.setup, episode.world,
                                                                                               problem)
         replayed = _replay(episode, task)

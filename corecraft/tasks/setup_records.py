@@ -67,6 +67,7 @@ from corecraft.world.fidelity import (
     shipped_out_of_stock,
     stock_out_moments,
     unearned_tier,
+    young_busy_account,
 )
 from corecraft.world.rules import (
     SILENT_BUSINESS_DAYS,
@@ -301,6 +302,32 @@ def id_sequence_problems(setup: list[SetupStep], world: World, report: Report) -
                                 f"setup step {index + 1}: {table} {rid} was made at {when.isoformat()}, before "
                                 f"{before} ({earlier.isoformat()}), which it follows in number: number a stem's rows "
                                 "in the order they were made")]
+    return out
+
+
+def account_age_problems(setup: list[SetupStep], world: World, report: Report) -> list[Problem]:
+    """Setup customers whose accounts are too young for their orders, as the world leaves them
+    (:func:`~corecraft.world.fidelity.young_busy_account`, as lint's account_ages holds the world's): each customer a
+    step inserts or updates, or gives an order, is judged once, at the first such step."""
+    touched: dict[str, int] = {}
+    for index, step in enumerate(setup):
+        if isinstance(step, SetupInsert) and step.insert in ("Customer", "Order"):
+            customer = step.row.get("id" if step.insert == "Customer" else "customer_id")
+        else:
+            customer = step.id if isinstance(step, SetupUpdate) and step.update == "Customer" else None
+        if customer is not None:
+            touched.setdefault(str(customer), index)
+    first, = world.conn.execute(f"SELECT MIN(created_at) FROM {db.table(models.Order)}").fetchone()
+    out: list[Problem] = []
+    for customer, index in touched.items():
+        row = db.fetch(world.conn, models.Customer, customer, world.tz)
+        orders, = world.conn.execute(f"SELECT COUNT(*) FROM {db.table(models.Order)} WHERE customer_id = ?",
+                                     (customer,)).fetchone()
+        if row is not None and first is not None and (problem := young_busy_account(
+                {**row, "created_at": db.decode_datetime(row["created_at"], world.tz)}, orders,
+                db.decode_datetime(first, world.tz))) is not None:
+            out += report(("setup", index), f"setup step {index + 1}: Customer {customer} {problem}: a new account's "
+                                            "first months bring a few orders, so open it before the history began")
     return out
 
 

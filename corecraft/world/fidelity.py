@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from corecraft.world.rules import business_days_after
+from corecraft.world.rules import ESTABLISHED_ORDERS, business_days_after
 
 
 class _Data(BaseModel):
@@ -1318,6 +1318,16 @@ def unearned_tier(customer: Mapping[str, Any], first_order: datetime) -> str | N
         return None
     return (f"is {customer['loyalty_tier']} on an account opened {customer['created_at']:%Y-%m-%d}, after the order "
             f"history began ({first_order:%Y-%m-%d})")
+
+
+def young_busy_account(customer: Mapping[str, Any], orders: int, first_order: datetime) -> str | None:
+    """What betrays ``customer``'s account, with ``orders`` orders on record, as too young for them (None: nothing):
+    a new account's first months bring a few orders, so one with :data:`~corecraft.world.rules.ESTABLISHED_ORDERS`
+    or more was opened before the history's ``first_order`` (a returning customer's)."""
+    if orders < ESTABLISHED_ORDERS or customer["created_at"] <= first_order:
+        return None
+    return (f"has {orders} orders on an account opened {customer['created_at']:%Y-%m-%d}, after the order history "
+            f"began ({first_order:%Y-%m-%d})")
 
 
 def delay_flag_problem(statuses: Sequence[str], eta: datetime | None, delivered: datetime | None) -> str | None:

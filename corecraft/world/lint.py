@@ -84,9 +84,9 @@ from corecraft.world.fidelity import (
     ticket_state_problems,
     told_products,
     unearned_tier,
+    young_busy_account,
 )
 from corecraft.world.rules import (
-    ESTABLISHED_ORDERS,
     OFFICE_HOURS,
     SAFETY_RESPONSE,
     TRACKING_FORMATS,
@@ -925,16 +925,16 @@ def earned_tiers(r: Records) -> list[Finding]:
 
 
 def account_ages(r: Records) -> list[Finding]:
-    """An account opened once the order history runs has fewer than :data:`ESTABLISHED_ORDERS` orders on record: a
-    new customer's first months bring a few, and a busier account is a returning customer's, opened before."""
+    """An account opened once the order history runs has fewer than
+    :data:`~corecraft.world.rules.ESTABLISHED_ORDERS` orders on record: a new customer's first months bring a few,
+    and a busier account is a returning customer's, opened before (:func:`~corecraft.world.fidelity.young_busy_account`)."""
     if not r.orders:
         return []
-    first = min(o["created_at"] for o in r.orders.values())
+    first = min(o["created_at"] for o in r.orders.values()).astimezone(r.tz)
     orders = Counter(o["customer_id"] for o in r.orders.values())
-    return [Finding("account_ages", c["id"], f"has {orders[c['id']]} orders on an account opened "
-                    f"{c['created_at'].astimezone(r.tz):%Y-%m-%d}, after the order history began "
-                    f"({first.astimezone(r.tz):%Y-%m-%d})")
-            for c in r.customers.values() if c["created_at"] > first and orders[c["id"]] >= ESTABLISHED_ORDERS]
+    return [Finding("account_ages", c["id"], problem) for c in r.customers.values()
+            if (problem := young_busy_account({**c, "created_at": c["created_at"].astimezone(r.tz)}, orders[c["id"]],
+                                              first)) is not None]
 
 
 def customer_phones(r: Records) -> list[Finding]:
