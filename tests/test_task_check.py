@@ -249,6 +249,9 @@ SETUP_RECORDS = {
                                                      'location: "Richmond, VA"}'),
                              "is scanned in transit on Sunday (2025-02-16): the world's carrier hubs scan on business "
                              "days only"),
+    "eta_off_its_sla": (f"{{update: Shipment, id: {SHIP}, set: {{eta: '2025-02-24T20:00:00-05:00'}}}}",
+                        "has its ETA on 2025-02-24, 7 business days after shipping (2025-02-13); the SLA is 5"),
+    "eta_on_its_sla": (f"{{update: Shipment, id: {SHIP}, set: {{eta: '2025-02-20T20:00:00-05:00'}}}}", None),
     "exception_saying_nothing": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-14T09:30:00-05:00", status: exception, '
                                                             'location: "Richmond, VA"}'),
                                  "has an exception scan at 2025-02-14T09:30:00-05:00 with no description"),

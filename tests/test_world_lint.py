@@ -157,7 +157,7 @@ def test_shipment_business_days_flags_an_eta_and_a_delivery_that_ignore_labor_da
                       "eta = '2025-09-06 00:00:00.000000', delivered_at = '2025-09-01 18:00:00.000000' WHERE id = ?",
                       (ship,)))
     assert [f.message for f in found] == [
-        "ETA 2025-09-05 is 4 business days after shipping (2025-08-29); the SLA is 5",
+        "has its ETA on 2025-09-05, 4 business days after shipping (2025-08-29); the SLA is 5",
         "delivered on Labor Day (2025-09-01)"]
 
 

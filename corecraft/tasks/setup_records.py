@@ -59,6 +59,7 @@ from corecraft.world import db, models
 from corecraft.world.fidelity import (
     Fidelity,
     delay_flag_problem,
+    eta_problem,
     line_price_problem,
     origin_problem,
     pickup_problem,
@@ -496,6 +497,11 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
                                                         holidays):
         out.append(("eta", f"has its ETA on {holidays.get(due, due.strftime('%A'))} ({due}): the world's carriers "
                            "deliver on business days only"))
+    elif row["eta"] is not None and row["shipped_at"] is not None and (problem := eta_problem(
+            _moment(row["shipped_at"], world).astimezone(world.tz), _moment(row["eta"], world).astimezone(world.tz),
+            seeds.policy.shipping[str(row["carrier"])].sla_business_days, holidays)):
+        out.append(("eta", f"{problem}: a parcel's ETA is its service's SLA counted from the pickup, as the "
+                           "world's (lint's shipment_business_days)"))
     carrier, number = row["carrier"], row["tracking_number"]
     if not is_tracking_number(carrier, number):
         shape = TRACKING_FORMATS.get(carrier, "no format: not a carrier we ship with")

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from corecraft.world.rules import ESTABLISHED_ORDERS, business_days_after
+from corecraft.world.rules import ESTABLISHED_ORDERS, business_days_after, is_business_day
 
 
 class _Data(BaseModel):
@@ -1318,6 +1318,16 @@ def unearned_tier(customer: Mapping[str, Any], first_order: datetime) -> str | N
         return None
     return (f"is {customer['loyalty_tier']} on an account opened {customer['created_at']:%Y-%m-%d}, after the order "
             f"history began ({first_order:%Y-%m-%d})")
+
+
+def eta_problem(shipped: datetime, eta: datetime, sla: int, holidays: Collection[date]) -> str | None:
+    """What is wrong with a parcel's ``eta`` (both moments world time; None: nothing): it is the carrier's ``sla`` in
+    business days after shipping, weekends and carrier ``holidays`` skipped, as the handbook counts, and so a
+    business day."""
+    counted = business_days_after(shipped.date(), eta.date(), holidays)
+    if counted == sla and is_business_day(eta.date(), holidays):
+        return None
+    return f"has its ETA on {eta:%Y-%m-%d}, {counted} business days after shipping ({shipped:%Y-%m-%d}); the SLA is {sla}"
 
 
 def young_busy_account(customer: Mapping[str, Any], orders: int, first_order: datetime) -> str | None:

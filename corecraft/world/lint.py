@@ -49,6 +49,7 @@ from corecraft.world.fidelity import (
     days_past_window,
     delay_flag_problem,
     duration_problems,
+    eta_problem,
     fill_words,
     first_deliveries,
     fitting_reaction,
@@ -416,11 +417,8 @@ def shipment_business_days(r: Records) -> list[Finding]:
     holidays = r.policy.carrier_holidays
     for ship in r.shipments.values():
         sla = r.policy.shipping[ship["carrier"]].sla_business_days
-        if ship["eta"] is not None:
-            counted = business_days_after(ship["shipped_at"].date(), ship["eta"].date(), holidays)
-            if counted != sla or not is_business_day(ship["eta"].date(), holidays):
-                found.append(Finding("shipment_business_days", ship["id"], f"ETA {ship['eta']:%Y-%m-%d} is {counted} "
-                                     f"business days after shipping ({ship['shipped_at']:%Y-%m-%d}); the SLA is {sla}"))
+        if ship["eta"] is not None and (problem := eta_problem(ship["shipped_at"], ship["eta"], sla, holidays)):
+            found.append(Finding("shipment_business_days", ship["id"], problem))
         delivered = ship["delivered_at"]
         late = business_days_after(ship["eta"].date(), delivered.date(), holidays) \
             if delivered is not None and ship["eta"] is not None and delivered > ship["eta"] else 0
