@@ -239,6 +239,13 @@ SETUP_RECORDS = {
                                             '{ts: "2025-02-20T11:00:00-05:00", status: delivered, '
                                             'location: "Richmond, VA"}'),
                                      "has no scan from 2025-02-13 19:48 to 2025-02-19 03:25, more than 2 business days"),
+    "first_scan_days_after_pickup_on_its_way": (
+        f"{{update: Shipment, id: {SHIP}, set: {{status: in_transit, delivered_at: null, eta: null, "
+        f"shipped_at: '2025-02-13T19:48:00-05:00', events: [{LABEL}, {PICKUP}, "
+        "{ts: '2025-02-19T03:25:00-05:00', status: in_transit, location: 'Richmond, VA'}]}}",
+        "has no scan from 2025-02-13 19:48 to 2025-02-19 03:25, more than 2 business days"),
+    "stuck_on_its_way": (f"{{update: Shipment, id: {SHIP}, set: {{status: in_transit, delivered_at: null, eta: null, "
+                         f"shipped_at: '2025-02-13T19:48:00-05:00', events: [{LABEL}, {PICKUP}, {HOP}]}}}}", None),
     "late_without_a_delay_flag": (f"{{update: Shipment, id: {SHIP}, set: {{shipped_at: '2025-02-13T19:48:00-05:00', "
                                   "eta: '2025-02-20T20:00:00-05:00', delivered_at: '2025-02-21T11:00:00-05:00', "
                                   f"events: [{LABEL}, {PICKUP}, {HOP}, "

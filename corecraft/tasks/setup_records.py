@@ -474,8 +474,10 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
             [str(e.get("status")) for e in events], _moment(row["eta"], world).astimezone(world.tz),
             _moment(row["delivered_at"], world).astimezone(world.tz))):
         out.append(("events", f"{problem}, as every late world parcel (kb-shipment-tracking-events)"))
+    # Delivered or still on its way, a parcel is scanned the night after pickup and then every few business days;
+    # the silence after the last scan of one still on its way is left alone (a task's stuck parcel).
     scans = [moment for e in events if e.get("status") != "label_created"  # a future scan: reported above
-             and (moment := _moment(e["ts"], world).astimezone(world.tz)) <= world.now] if row["delivered_at"] else []
+             and (moment := _moment(e["ts"], world).astimezone(world.tz)) <= world.now]
     if (stretch := silent_stretch(scans, None, holidays)) is not None:
         out.append(("events", f"has no scan from {stretch[0]:%Y-%m-%d %H:%M} to {stretch[1]:%Y-%m-%d %H:%M}, more "
                               f"than {stretch[2]} business days: no world parcel goes that long unscanned (the carrier "
