@@ -35,7 +35,8 @@ Shipment, and ships to an address in its customer's address book, as written the
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
 order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
 task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). A customer's email,
-chat, call or web ticket arrives on a ticket of theirs still in work (:func:`request_ticket_problems`). A setup Resolution links a
+chat, call or web ticket arrives on a ticket of theirs still in work (:func:`request_ticket_problems`), and a setup
+customer's account is as old as its orders say (:func:`account_age_problems`). A setup Resolution links a
 refund as ``create_resolution`` lets one: only with outcome ``refund_issued``, and only an approved or processed refund.
 No inserted row is updated before it was created. Each row is judged as it stands in the world after the setup, so an
 update is judged with the seeded fields it keeps. Inserted tickets, orders, refunds, resolutions, escalations,

@@ -1327,7 +1327,8 @@ def eta_problem(shipped: datetime, eta: datetime, sla: int, holidays: Collection
     counted = business_days_after(shipped.date(), eta.date(), holidays)
     if counted == sla and is_business_day(eta.date(), holidays):
         return None
-    return f"has its ETA on {eta:%Y-%m-%d}, {counted} business days after shipping ({shipped:%Y-%m-%d}); the SLA is {sla}"
+    return (f"has its ETA on {eta:%Y-%m-%d}, {counted} business days after shipping ({shipped:%Y-%m-%d}); the SLA "
+            f"is {sla}")
 
 
 def young_busy_account(customer: Mapping[str, Any], orders: int, first_order: datetime) -> str | None:

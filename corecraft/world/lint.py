@@ -925,7 +925,8 @@ def earned_tiers(r: Records) -> list[Finding]:
 def account_ages(r: Records) -> list[Finding]:
     """An account opened once the order history runs has fewer than
     :data:`~corecraft.world.rules.ESTABLISHED_ORDERS` orders on record: a new customer's first months bring a few,
-    and a busier account is a returning customer's, opened before (:func:`~corecraft.world.fidelity.young_busy_account`)."""
+    and a busier account is a returning customer's, opened before
+    (:func:`~corecraft.world.fidelity.young_busy_account`)."""
     if not r.orders:
         return []
     first = min(o["created_at"] for o in r.orders.values()).astimezone(r.tz)
