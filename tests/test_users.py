@@ -174,7 +174,7 @@ def test_skipping_verification_or_saying_nothing_fails() -> None:
     _, terminated, truncated, info = _play(env, [""] * 10)
     assert truncated and not terminated and not info["passed"] and info["user_turns"] == 4  # max_user_turns
     env.reset(seed=0)
-    blurt = f"Your card ships with UPS, tracking {TRACKING}, due Wednesday September 17."
+    blurt = f"Your card ships with UPS, tracking {TRACKING}, due Thursday September 18."
     _reward, terminated, _, info = _play(env, [blurt])
     failed = {c["id"] for c in info["criteria"] if c["status"] == "not_met"}
     assert terminated and not info["passed"] and failed == {"asked_to_verify"}
