@@ -125,6 +125,32 @@ def test_cli_check_reports_a_missing_path() -> None:
     assert result.exit_code == 2 and "no such file or folder" in result.output
 
 
+# -- minefield triggers ---------------------------------------------------------------------------
+REFUND_MINE = """  - id: refunds_the_wrong_order
+    tool: create_refund
+    args: {{payment_id: pay-250812-001}}
+    trigger:
+      - {{tool: create_refund, args: {{payment_id: pay-250812-001, amount: 99.0, reason: return{lines}}}}}
+"""
+
+
+@pytest.mark.parametrize("lines", ["", ", lines: [{order_line_id: ord-250812-001-L1, quantity: 1}]"])
+def test_a_minefield_trigger_the_tool_rejects_as_malformed_is_reported(lines: str, tmp_path: Path) -> None:
+    """A return refund listing no order lines is rejected before any policy is weighed, so it proves nothing of the
+    mistake (thirty of the library's triggers were such calls); with its line, the closed return window's refusal
+    is policy, which a trigger may meet."""
+    path = tmp_path / "malformed_trigger.yaml"
+    path.write_text(GOOD.read_text(encoding="utf-8") + REFUND_MINE.format(lines=lines), encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    if lines:
+        assert problems == []
+    else:
+        assert problems == [f"{path}:47: minefield 'refunds_the_wrong_order': trigger call 1 (create_refund) is "
+                            "malformed (invalid_argument: reason 'return' refunds specific items: list the order lines "
+                            "(order_line_id and quantity) being refunded): a trigger makes the mistake for real, so "
+                            "the tool may refuse it only on policy"]
+
+
 # -- the facts lock -------------------------------------------------------------------------------
 def _library_with(tmp_path: Path, text: str) -> tuple[TaskLibrary, Path]:
     (tmp_path / "train").mkdir()

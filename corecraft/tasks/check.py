@@ -3,8 +3,8 @@
 :func:`check_task` loads and compiles one file, then applies its setup, checks its actor and
 replays its reference solution through the real tools (in a conversation task, against its scripted
 customer too), and proves the task on its deterministic criteria: the reference meets every one,
-doing nothing fails, and every minefield trips on its trigger. Every problem is reported as
-``file:line: sentence``.
+doing nothing fails, and every minefield trips on its trigger (whose calls the tools may refuse on
+policy, never as malformed). Every problem is reported as ``file:line: sentence``.
 
 A library with a facts lock (``facts.lock.json`` beside the split folders) also proves that each task's
 facts were verified against the world as it is: the lock holds a digest of each reference call and what
@@ -266,10 +266,16 @@ def _setup_id_date_problems(index: int, step: SetupStep,
                                                   f"but the row's {DATED_IDS[dated.group(1)]} is on {day}")
 
 
+MALFORMED = ("invalid_argument", "not_found")
+"""Tool error types that mean a call was malformed (an argument the tool cannot act on as given, a record that does
+not exist), as against refused on policy (policy_violation, insufficient_permission, invalid_transition)."""
+
+
 def _proof_problems(compiled: CompiledTask, domain: Domain,
                     problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
     """The task proves itself on its deterministic criteria: the reference meets every one and trips no
-    minefield, doing nothing fails, and each minefield trips on its trigger."""
+    minefield, doing nothing fails, and each minefield trips on its trigger, whose calls are well-formed (a
+    minefield trips even on a call the tool rejects, so a malformed trigger would prove nothing of the mistake)."""
     out: list[Problem] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoJudgeWarning)  # llm_judge criteria are left ungraded here on purpose
@@ -286,8 +292,13 @@ def _proof_problems(compiled: CompiledTask, domain: Domain,
                 out += problem(("rubric",), "an agent that does nothing passes: add a criterion it fails")
         for i, mine in enumerate(compiled.task.minefields):
             with Episode(compiled, domain) as episode:
-                for call in mine.trigger:
-                    episode.call(call.tool, call.args)
+                for k, call in enumerate(mine.trigger):
+                    error = episode.call(call.tool, call.args).get("error")
+                    if error is not None and error["type"] in MALFORMED:
+                        out += problem(("minefields", i, "trigger", k),
+                                       f"minefield {mine.id!r}: trigger call {k + 1} ({call.tool}) is malformed "
+                                       f"({error['type']}: {error['message']}): a trigger makes the mistake for "
+                                       "real, so the tool may refuse it only on policy")
                 if not any(m.id == mine.id and m.tripped
                            for m in episode.finish(compiled.task.reference_solution.reply).minefields):
                     out += problem(("minefields", i), f"minefield {mine.id!r} does not trip on its trigger")
