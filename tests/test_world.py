@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "e73f8d635d4b27c1c035989636cf70101036e3e68b5c0e89f4855747c0cdf77a"
+DEFAULT_WORLD_HASH = "856af06d9b2a0116ef115f22e59ecf5f3a1a4aa2df2929e5aa72d87aacbdbf93"
 
 
 @pytest.mark.slow

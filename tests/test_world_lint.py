@@ -868,6 +868,18 @@ def test_outcome_fit_flags_a_resolution_that_misses_the_issue(world: World) -> N
     assert len(found) == 1 and "recommendation_provided" in found[0].message
 
 
+def test_outcome_fit_flags_a_processing_order_corrected(world: World) -> None:
+    """Round 81: "my order has been 'processing' for 16 days ... is it in stock?" was resolved "Corrected the order
+    details before it shipped" on an order still on backorder: the question asks for the stock, not a correction."""
+    resolution, ticket = pick(world, "outcome_fit", "SELECT id, ticket_id FROM resolution ORDER BY id")
+    found = injected(world, "outcome_fit", resolution,
+                     ("UPDATE supportticket SET type = 'order_issue', subject = 'Order still processing', body = 'My "
+                      "order has been "
+                      "''processing'' for 16 days now. Is it actually in stock?' WHERE id = ?", (ticket,)),
+                     ("UPDATE resolution SET outcome = 'order_updated' WHERE id = ?", (resolution,)))
+    assert [f.message for f in found] == [f"resolves {ticket} ('Order still processing') with order_updated"]
+
+
 def test_price_adjustments_flags_a_refund_without_a_price_drop_and_a_text_quoting_another_amount(world: World) -> None:
     refund, ticket, amount = pick(world, "price_adjustments",
                                   "SELECT id, ticket_id, amount FROM refund WHERE ticket_id IS NOT NULL ORDER BY id")
