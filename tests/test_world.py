@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "856af06d9b2a0116ef115f22e59ecf5f3a1a4aa2df2929e5aa72d87aacbdbf93"
+DEFAULT_WORLD_HASH = "4fbd01255c2c8253db021e811cd1525c8927b497736aac3c4d4445b47b413e0c"
 
 
 @pytest.mark.slow
