@@ -166,9 +166,8 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
             return []
         found = [p for message in _phone_problems(row, world, seeds) for p in problem("phone", message)] \
             if "phone" in given else []
-        first, = world.conn.execute(f"SELECT MIN(created_at) FROM {db.table(models.Order)}").fetchone()
-        unearned = first and unearned_tier({**row, "created_at": db.decode_datetime(row["created_at"], world.tz)},
-                                           db.decode_datetime(first, world.tz))
+        first = _history_start(world)
+        unearned = first and unearned_tier({**row, "created_at": _moment(row["created_at"], world)}, first)
         return found + (problem("loyalty_tier", unearned) if unearned else [])
     if table == "Refund" and isinstance(step, SetupInsert) and not given.get("ticket_id"):
         return problem("ticket_id", "names no ticket: every generated refund names the ticket it answers (insert the "
@@ -319,15 +318,14 @@ def account_age_problems(setup: list[SetupStep], world: World, report: Report) -
             customer = step.id if isinstance(step, SetupUpdate) and step.update == "Customer" else None
         if customer is not None:
             touched.setdefault(str(customer), index)
-    first, = world.conn.execute(f"SELECT MIN(created_at) FROM {db.table(models.Order)}").fetchone()
+    first = _history_start(world)
     out: list[Problem] = []
     for customer, index in touched.items():
         row = db.fetch(world.conn, models.Customer, customer, world.tz)
         orders, = world.conn.execute(f"SELECT COUNT(*) FROM {db.table(models.Order)} WHERE customer_id = ?",
                                      (customer,)).fetchone()
         if row is not None and first is not None and (problem := young_busy_account(
-                {**row, "created_at": db.decode_datetime(row["created_at"], world.tz)}, orders,
-                db.decode_datetime(first, world.tz))) is not None:
+                {**row, "created_at": _moment(row["created_at"], world)}, orders, first)) is not None:
             out += report(("setup", index), f"setup step {index + 1}: Customer {customer} {problem}: a new account's "
                                             "first months bring a few orders, so open it before the history began")
     return out
@@ -546,6 +544,12 @@ def spells_order(drawn: str, order_id: str) -> str | None:
     if run is not None:
         return f"the digits {run}"
     return f"the sequence {number[-3:]}" if drawn.endswith(number[-3:]) else None
+
+
+def _history_start(world: World) -> datetime | None:
+    """When the world's order history begins (its first order, world time), or None with no order."""
+    first, = world.conn.execute(f"SELECT MIN(created_at) FROM {db.table(models.Order)}").fetchone()
+    return None if first is None else db.decode_datetime(first, world.tz)
 
 
 def _moment(written: object, world: World) -> datetime:

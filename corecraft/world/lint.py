@@ -929,11 +929,10 @@ def account_ages(r: Records) -> list[Finding]:
     (:func:`~corecraft.world.fidelity.young_busy_account`)."""
     if not r.orders:
         return []
-    first = min(o["created_at"] for o in r.orders.values()).astimezone(r.tz)
+    first = min(o["created_at"] for o in r.orders.values())
     orders = Counter(o["customer_id"] for o in r.orders.values())
     return [Finding("account_ages", c["id"], problem) for c in r.customers.values()
-            if (problem := young_busy_account({**c, "created_at": c["created_at"].astimezone(r.tz)}, orders[c["id"]],
-                                              first)) is not None]
+            if (problem := young_busy_account(c, orders[c["id"]], first)) is not None]
 
 
 def customer_phones(r: Records) -> list[Finding]:
