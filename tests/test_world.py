@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "4fbd01255c2c8253db021e811cd1525c8927b497736aac3c4d4445b47b413e0c"
+DEFAULT_WORLD_HASH = "8028364393d903222eacf89097ce8da41e49ac63dd86ce724071a951b74a8069"
 
 
 @pytest.mark.slow
