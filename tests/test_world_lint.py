@@ -612,6 +612,19 @@ def test_slack_reactions_flags_folded_hands_on_a_notice_and_tallies_no_crowd_giv
     assert not [f for f in lint(world) if f.check == "slack_reactions" and f.entity_id == msg]
 
 
+def test_slack_reactions_flags_a_check_mark_on_an_unanswered_question(world: World) -> None:
+    msg, = pick(world, "slack_reactions", "SELECT m.id FROM slackmessage m JOIN slackchannel c ON c.id = m.channel_id "
+                "WHERE c.name NOT IN ('#general', '#random') ORDER BY m.id")
+    found = injected(world, "slack_reactions", msg, ("UPDATE slackmessage SET reactions = ?, text = ? WHERE id = ?",
+                                                     ('{"+1": 2, "white_check_mark": 1}',
+                                                      "Prebuilt return with a scuffed case: does the fee apply?", msg)))
+    assert [f.message for f in found] == ["draws white_check_mark on 'Prebuilt return with a scuffed case: does the "
+                                          "fee apply?'"]
+    world.conn.execute("UPDATE slackmessage SET text = 'Scuffed-case prebuilt returns take the fee.' WHERE id = ?",
+                       (msg,))
+    assert not [f for f in lint(world) if f.check == "slack_reactions" and f.entity_id == msg]
+
+
 def test_customer_phones_flags_a_world_whose_phones_are_from_away(world: World) -> None:
     # Real US area codes, but Alaska's (Hawaii's for Alaskans): far more than a fifth of phones are not the home city's.
     rows = world.conn.execute("SELECT id FROM customer WHERE phone IS NOT NULL ORDER BY id").fetchall()

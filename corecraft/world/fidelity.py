@@ -1373,10 +1373,13 @@ THANKS_WORDS = re.compile(r"\b(thanks?|thank you|please|pls|appreciate\w*|help\w
 def fitting_reaction(emoji: str, text: str, casual: bool) -> str:
     """The reaction a Slack post of ``text`` draws where ``emoji`` was drawn: laughter only in the casual
     channels (``casual``: #general, #random), fire and the rotating light only on a post that raises an
-    alarm (:data:`ALARM_WORDS`), folded hands only on one that thanks or asks (:data:`THANKS_WORDS`); an
-    emoji that does not fit becomes an acknowledgement."""
+    alarm (:data:`ALARM_WORDS`), folded hands only on one that thanks or asks (:data:`THANKS_WORDS`), the check
+    mark ("done", "agreed") only on one that asks nothing (a question is answered in its thread); an emoji that
+    does not fit becomes an acknowledgement."""
     if emoji == "joy" and not casual:
         return "+1"
+    if emoji == "white_check_mark" and "?" in text:
+        return "eyes"
     if emoji in ("fire", "rotating_light") and ALARM_WORDS.search(text) is None:
         return "+1" if emoji == "fire" else "eyes"
     if emoji == "pray" and THANKS_WORDS.search(text) is None:

@@ -1248,7 +1248,8 @@ def slack_weekdays(r: Records) -> list[Finding]:
 
 def slack_reactions(r: Records) -> list[Finding]:
     """Reactions fit their post (:func:`fitting_reaction`): no laughter on a work post, no fire or rotating
-    light on a routine one, no folded hands on one that neither thanks nor asks; and they are counted as a
+    light on a routine one, no folded hands on one that neither thanks nor asks, no check mark on a question; and
+    they are counted as a
     crowd gives them (:func:`reaction_counts`), not each emoji its own random tally."""
     work = _work_channels(r)
     return [Finding("slack_reactions", msg["id"], f"draws {emoji} on {msg['text']!r}")
