@@ -346,6 +346,13 @@ SETUP_RECORDS = {
     "slack_message_numbered": (SLACK_POST.format(id="msg-250301-0001"),
                                "SlackMessage msg-250301-0001 is posted at 2025-03-01 10:15, so its id is msg-250301-1015: "
                                "a message is named by its world-time day and minute"),
+    "slack_post_with_given_reactions": (SLACK_POST.format(id="msg-250301-1015").replace(
+        "reactions: {}", "reactions: {'+1': 4, joy: 1}"), None),
+    "slack_question_checked_off_unanswered": (
+        SLACK_POST.format(id="msg-250301-1015").replace("The coffee machine on three is fixed.",
+                                                        "Is the coffee machine on three fixed?").replace(
+            "reactions: {}", "reactions: {white_check_mark: 2}"),
+        "SlackMessage msg-250301-1015 draws white_check_mark on 'Is the coffee machine on three fixed?'"),
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-001 is inserted resolved without a "
                                                    "Resolution"),

@@ -58,12 +58,14 @@ from corecraft.tasks.model import SetupInsert, SetupStep, SetupUpdate
 from corecraft.tools.common import COUNTED_REFUNDS
 from corecraft.world import db, models
 from corecraft.world.fidelity import (
+    CASUAL_CHANNELS,
     Fidelity,
     delay_flag_problem,
     eta_problem,
     line_price_problem,
     origin_problem,
     pickup_problem,
+    reaction_problems,
     repeated_scans,
     ship_to_problem,
     shipped_out_of_stock,
@@ -109,8 +111,8 @@ Report = Callable[[tuple[object, ...], str], list[Problem]]
 
 
 def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seeds, report: Report) -> list[Problem]:
-    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine, Product, Payment, Refund
-    or Resolution row) as written by an author."""
+    """What betrays setup step ``index`` (a Shipment, SupportTicket, Customer, OrderLine, Product, Payment, Refund,
+    Resolution or SlackMessage row) as written by an author."""
     table, row_id = (step.insert, step.row.get("id")) if isinstance(step, SetupInsert) else (step.update, step.id)
     given = step.row if isinstance(step, SetupInsert) else step.set
     key = "row" if isinstance(step, SetupInsert) else "set"
@@ -229,6 +231,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
                 unfit := seeds.fidelity.unfit_details(ticket, res, seeds.policy.stale_ticket_days)):
             return problem("details", f"details do not say what a generated {res['outcome']} resolution of "
                                       f"{ticket['id']} ({ticket['subject']!r}) says for its issue: {unfit!r}")
+    if table == "SlackMessage" and "reactions" in given:
+        msg = db.fetch(world.conn, models.SlackMessage, str(row_id), world.tz)
+        channel = msg and db.fetch(world.conn, models.SlackChannel, str(msg["channel_id"]), world.tz)
+        return [] if msg is None else [p for message in reaction_problems(
+            msg["reactions"], msg["text"], channel is not None and channel["name"] in CASUAL_CHANNELS)
+            for p in problem("reactions", message)]
     if table == "Product" and ("price" in given or "specs" in given):
         lines = [db.fetch(world.conn, models.OrderLine, line_id, world.tz) for line_id, in world.conn.execute(
             f"SELECT id FROM {db.table(models.OrderLine)} WHERE product_id = ? ORDER BY id", (str(row_id),))]

@@ -1407,6 +1407,20 @@ def reaction_counts(counts: dict[str, int]) -> dict[str, int]:
     return dict(sorted(tallied.items()))
 
 
+CASUAL_CHANNELS = ("#general", "#random")
+"""The channels for chatter, not work: only there does a post draw laughter."""
+
+
+def reaction_problems(reactions: Mapping[str, int] | None, text: str, casual: bool) -> list[str]:
+    """What betrays a Slack post's reactions as drawn rather than given: an emoji that does not fit the post
+    (:func:`fitting_reaction`; ``casual``: posted in one of :data:`CASUAL_CHANNELS`), or a tally no crowd gives
+    (:func:`reaction_counts`)."""
+    given = dict(reactions or {})
+    return [f"draws {emoji} on {text!r}" for emoji in given if fitting_reaction(emoji, text, casual) != emoji] + (
+        [f"has reactions {given}: as many people pick a second emoji as the first, where a crowd mostly gives one "
+         "(at most half as many for each next one)"] if given and reaction_counts(given) != given else [])
+
+
 TIER_CLAIM = re.compile(r"\b(silver|gold|platinum) member\b", re.IGNORECASE)
 """A customer saying which loyalty tier they hold."""
 

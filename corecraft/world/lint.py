@@ -21,6 +21,7 @@ from typing import Any
 from corecraft.world import db, models
 from corecraft.world.compat import build_problems, order_problems
 from corecraft.world.fidelity import (
+    CASUAL_CHANNELS,
     CENT,
     DELIVERY_CLAIM,
     LAST_PICKUP,
@@ -52,7 +53,6 @@ from corecraft.world.fidelity import (
     eta_problem,
     fill_words,
     first_deliveries,
-    fitting_reaction,
     kb_edit_problems,
     ledger_problems,
     line_price_problem,
@@ -64,7 +64,7 @@ from corecraft.world.fidelity import (
     pickup_problem,
     price_drops,
     priciest_products,
-    reaction_counts,
+    reaction_problems,
     received_by,
     received_products,
     reference_problem,
@@ -1219,7 +1219,7 @@ def slack_thread_topics(r: Records) -> list[Finding]:
 
 def _work_channels(r: Records) -> set[str]:
     """The ids of the channels for work (all but #general and #random)."""
-    return {c for c, row in r.channels.items() if row["name"] not in ("#general", "#random")}
+    return {c for c, row in r.channels.items() if row["name"] not in CASUAL_CHANNELS}
 
 
 def slack_voice_ranks(r: Records) -> list[Finding]:
@@ -1249,15 +1249,11 @@ def slack_weekdays(r: Records) -> list[Finding]:
 def slack_reactions(r: Records) -> list[Finding]:
     """Reactions fit their post (:func:`fitting_reaction`): no laughter on a work post, no fire or rotating
     light on a routine one, no folded hands on one that neither thanks nor asks, no check mark on a question; and
-    they are counted as a
-    crowd gives them (:func:`reaction_counts`), not each emoji its own random tally."""
+    they are counted as a crowd gives them (:func:`reaction_counts`), not each emoji its own random tally
+    (:func:`reaction_problems`)."""
     work = _work_channels(r)
-    return [Finding("slack_reactions", msg["id"], f"draws {emoji} on {msg['text']!r}")
-            for msg in r.messages.values() for emoji in msg["reactions"] or {}
-            if fitting_reaction(emoji, msg["text"], msg["channel_id"] not in work) != emoji] + [
-        Finding("slack_reactions", msg["id"], f"has reactions {msg['reactions']}: as many people pick a second emoji as "
-                "the first, where a crowd mostly gives one (at most half as many for each next one)")
-        for msg in r.messages.values() if msg["reactions"] and reaction_counts(msg["reactions"]) != msg["reactions"]]
+    return [Finding("slack_reactions", msg["id"], message) for msg in r.messages.values()
+            for message in reaction_problems(msg["reactions"], msg["text"], msg["channel_id"] not in work)]
 
 
 NEW_HIRE_DAYS = 21

@@ -14,6 +14,7 @@ from typing import Any
 from corecraft.world import models as m
 from corecraft.world.fidelity import (
     CARRIER_LABELS,
+    CASUAL_CHANNELS,
     DURATION_CLAIMS,
     TICKET_ID,
     WORK_WEEK_WORDS,
@@ -158,8 +159,8 @@ class ChatterMixin(GeneratorBase):
             channels.append({"id": f"ch-{name}", "name": f"#{name}", "purpose": bank.channels[name],
                              "members": sorted(set(members))})
         self.rows[m.SlackChannel] = channels
-        work = [c for c in channels if c["name"] not in ("#general", "#random")]
-        chatter = [c for c in channels if c["name"] in ("#general", "#random")] or work
+        work = [c for c in channels if c["name"] not in CASUAL_CHANNELS]
+        chatter = [c for c in channels if c["name"] in CASUAL_CHANNELS] or work
         slack_start = self.now - timedelta(days=min(120, self.recipe.history_days))
         products = self.rows[m.Product]
         orders = [o for o in self.rows[m.Order] if o["created_at"] >= slack_start] or self.rows[m.Order]
