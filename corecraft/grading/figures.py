@@ -17,7 +17,8 @@ reference has a figure with the same kind, label and word after, and its value i
 of that kind in the reference nor one the records the agent read hold (the prompt and its tool
 results: a true value from the records is a fact about something else, not a second answer), nor the
 sum of the reference's several figures under that label and word (two refunds, then "the total refund
-across both orders is $1,491.00": round 57). A reply
+across both orders is $1,491.00": round 57), nor a total of two or three amounts the reply states as the
+reference does ("$163.99 for the PSU ... $389.00 for the card ... $552.99 in total": round 84). A reply
 that restates the reference's facts in its own words, or adds figures under other words, is never a
 conflict; only an unsupported value given as the same fact is.
 
@@ -32,6 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
+from itertools import combinations
 from typing import Literal
 
 from corecraft.grading.reply import (
@@ -137,6 +139,16 @@ def _same_value(kind: Kind, a: float, b: float) -> bool:
     return abs(a - b) <= (0.005 if kind == "money" else 1e-9)
 
 
+_MOST_ADDED = 3
+"""The most amounts a reply's own total adds up."""
+
+
+def _sums(amounts: list[float]) -> set[float]:
+    """Every total of two to :data:`_MOST_ADDED` different ``amounts``: the reference's amounts the reply states, not
+    any the records hold (a hedge that adds $1 to $169 would find a $1 somewhere in them)."""
+    return {round(sum(picked), 2) for size in range(2, _MOST_ADDED + 1) for picked in combinations(amounts, size)}
+
+
 def conflicts(reply: str, reference: str, today: date, seen: Callable[[Figure], bool]) -> list[str]:
     """Each figure of ``reply`` that gives a fact of ``reference`` another value, described for a person.
 
@@ -148,11 +160,19 @@ def conflicts(reply: str, reference: str, today: date, seen: Callable[[Figure], 
     facts = {f.key for f in known if f.label is not None}
     totals = {key: sum(values) for key in facts
               if len(values := {k.value for k in known if k.key == key}) > 1 and key[0] != "date"}
+    given = figures(reply, today)
+
+    def referenced(f: Figure) -> bool:
+        return any(k.kind == f.kind and _same_value(f.kind, k.value, f.value) for k in known)
+
+    added = _sums(sorted({f.value for f in given if f.kind == "money" and f.value > 0 and referenced(f)}))
     out = []
-    for f in figures(reply, today):
+    for f in given:
         if f.key not in facts or (f.key in totals and _same_value(f.kind, totals[f.key], f.value)):
             continue  # the total of the reference's figures for this fact (two orders' refunds added up)
-        if not any(k.kind == f.kind and _same_value(f.kind, k.value, f.value) for k in known) and not seen(f):
+        if f.kind == "money" and any(_same_value("money", total, f.value) for total in added):
+            continue  # the reply adds up amounts the reference gives ("$163.99 and $389.00: $552.99 in total")
+        if not referenced(f) and not seen(f):
             stated = sorted({k.shown for k in known if k.key == f.key})
             out.append(f"{f.shown} for {f.label!r} (the reference gives {', '.join(stated)})")
     return out
