@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a3ce4e30319aa22a58222b100e0247c9750c0ad6d1785eb8632ffaaa5cb01fa9"
+DEFAULT_WORLD_HASH = "a84478000e14120a2adf5d69f3579a50035cf001bdbfd73db9b0ab9695e59f26"
 
 
 @pytest.mark.slow
