@@ -136,6 +136,9 @@ def test_accents_do_not_matter_for_names() -> None:
     ("The net spend is $1,451.38 − $375.09 = $1,076.29.", "net spend", "money", [1076.29]),
     ("Captured $1,451.38 minus $375.09 refunded = $1,076.29.", "captured", "money", [1451.38]),
     ("Net spend: $1,451.38 captured, less refunds.", "net spend", "money", [1451.38]),
+    ("Overall, you were charged $312.89 in shipping, and 29 orders shipped free.", "overall", "money",
+     [312.89]),  # round 86
+    ("In total, 40 orders shipped, and $312.89 was charged.", "in total", "money", [None]),
 ])
 def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list[float | None]) -> None:
     assert tied_numbers(text, [label], unit) == tied

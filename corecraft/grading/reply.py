@@ -31,7 +31,9 @@ number); ids, emails, times and dates are masked first so their digits are not r
 clause, the number *tied* to an occurrence of the label is the nearest number of the wanted unit (money,
 count, percent or any) within ``window`` tokens, ties going to the number before the label ("13 delivered on
 time, 2 late"). The denominator of "13 of 15" / "13 out of the 15" is never tied to a label, and a label right
-after "not" or "never" ("2 were not on time") is not an occurrence.
+after "not" or "never" ("2 were not on time") is not an occurrence. A label that is a clause of its own, opening it
+("Overall, you were charged $312.89"; "In total, …"), is tied to the first number of the wanted unit in the next
+clause on its line.
 """
 
 from __future__ import annotations
@@ -410,6 +412,10 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
                     best = key
             if best is None and i == 0 and reading.heads_a_labelled_line(index):
                 out.append(_rest_of_line(reading, index, unit))
+                continue
+            if best is None and i == 0 and end == len(tokens) - 1 and index + 1 < len(reading.clauses) \
+                    and reading.line_of(index + 1) == reading.line_of(index):
+                out.append(_first_amount(reading.clause(index + 1), unit))  # "Overall, you were charged $312.89"
                 continue
             if best is not None and best[1] == 1 and all(t.word in _LINKS for t in tokens[end + 1:best[0] + end]) \
                     and (best[0] > 1 or (i == 0 and reading.heads_a_labelled_line(index))) \
