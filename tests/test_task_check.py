@@ -205,8 +205,9 @@ def _scans(*scans: str, shipped_at: str = "2025-02-13T19:48:00-05:00") -> str:
 
 
 TICKET = ("{insert: SupportTicket, row: {id: tick-250301-001, customer_id: cust-0003, type: shipping, channel: email, "
-          "priority: low, status: resolved, subject: Where is my order, body: It has not arrived., "
+          "priority: normal, status: resolved, subject: Where is my order, body: It has not arrived., "
           "assignee_id: emp-011, created_at: '2025-03-01T10:17:00', updated_at: '2025-03-02T11:04:00'}}")
+OPEN_TICKET = TICKET.replace("status: resolved", "status: open")
 RESOLUTION = ("{insert: Resolution, row: {id: res-250302-001, ticket_id: tick-250301-001, outcome: recommendation_provided, "
               "resolved_by_id: emp-011, details: '[tick-250301-001] Shared the tracking link.', "
               "created_at: '2025-03-02T11:04:00'}}")
@@ -354,6 +355,12 @@ SETUP_RECORDS = {
             "reactions: {}", "reactions: {white_check_mark: 2}"),
         "SlackMessage msg-250301-1015 draws white_check_mark on 'Is the coffee machine on three fixed?'"),
     "resolved_ticket_with_resolution": (f"{TICKET}\n  - {RESOLUTION}", None),
+    "ticket_triaged_off_the_rules": (OPEN_TICKET.replace("priority: normal", "priority: high"),
+                                     "SupportTicket tick-250301-001 is high priority, the rules make it normal"),
+    "ticket_not_yet_triaged": (OPEN_TICKET.replace("priority: normal", "priority: high").replace("status: open",
+                                                                                                 "status: new"), None),
+    "burning_smell_in_own_words": (OPEN_TICKET.replace("priority: normal", "priority: high").replace(
+        "It has not arrived.", "My PSU smells like burning plastic when I game."), None),
     "resolved_ticket_without_resolution": (TICKET, "SupportTicket tick-250301-001 is inserted resolved without a "
                                                    "Resolution"),
     "eta_on_a_business_day": (f"{{update: Shipment, id: {SHIP}, set: {{eta: '2025-02-20T20:00:00-05:00'}}}}", None),
@@ -494,6 +501,19 @@ def test_setup_shipments_customers_and_lines_are_held_to_the_worlds_rules(name: 
         assert len(problems) == 1 and f"{path}:11: setup step 2: " in problems[0] and wrong in problems[0], problems
 
 
+def test_a_planted_wrong_priority_that_a_criterion_checks_is_left_to_the_task(tmp_path: Path) -> None:
+    """A ticket set up at a priority the rules would not give is reported unless a criterion wants it at one
+    priority: then the wrong priority is what the task is about (fix it, or leave it for a report)."""
+    path = tmp_path / "priority_subject.yaml"
+    text = _setup_step(OPEN_TICKET.replace("priority: normal", "priority: low"))
+    path.write_text(text, encoding="utf-8")
+    assert ["is low priority, the rules make it normal" in str(p) for p in check_task(path)] == [True]
+    path.write_text(text.replace("rubric:\n", "rubric:\n  - {id: raised, kind: db_assert, table: SupportTicket, "
+                                              "where: {id: tick-250301-001}, expect: {priority: low}}\n", 1),
+                    encoding="utf-8")
+    assert [str(p) for p in check_task(path) if "priority" in str(p)] == []
+
+
 def test_a_setup_resolution_written_the_minute_its_ticket_arrived_is_reported(tmp_path: Path) -> None:
     """Round 54: a thank-you ticket was resolved the minute it arrived."""
     path = tmp_path / "instant_resolution.yaml"
@@ -615,7 +635,7 @@ def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> No
 def _open_ticket(n: int, moment: str) -> str:
     """A setup step inserting open ticket tick-250301-00``n`` written (and last updated) at ``moment``."""
     return (f"{{insert: SupportTicket, row: {{id: tick-250301-00{n}, customer_id: cust-0003, type: shipping, "
-            f"channel: email, priority: low, status: open, assignee_id: emp-010, subject: Where is my order, "
+            f"channel: email, priority: normal, status: open, assignee_id: emp-010, subject: Where is my order, "
             f"body: It has not arrived., created_at: '{moment}', updated_at: '{moment}'}}}}")
 
 

@@ -41,6 +41,7 @@ from corecraft.tasks.setup_records import (
     chatter_problems,
     id_sequence_problems,
     message_id_problems,
+    priority_problems,
     request_ticket_problems,
     setup_record_problems,
     spells_order,
@@ -121,6 +122,7 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
                          *chatter_problems(i, step, episode.world, mentioned, problem)]]
         out += request_ticket_problems(task.prompt, episode.world, problem)
         out += account_age_problems(task.setup, episode.world, problem)
+        out += priority_problems(task, episode.world, domain.seeds, problem)
         out += id_sequence_problems(task.setup, episode.world, problem) + message_id_problems(task.setup, episode.world,
                                                                                               problem)
         replayed = _replay(episode, task)

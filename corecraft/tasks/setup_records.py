@@ -54,7 +54,7 @@ from itertools import pairwise
 from typing import Any
 
 from corecraft.tasks.loader import Problem
-from corecraft.tasks.model import SetupInsert, SetupStep, SetupUpdate
+from corecraft.tasks.model import DbAssert, SetupInsert, SetupStep, SetupUpdate, Task
 from corecraft.tools.common import COUNTED_REFUNDS
 from corecraft.world import db, models
 from corecraft.world.fidelity import (
@@ -336,6 +336,36 @@ def account_age_problems(setup: list[SetupStep], world: World, report: Report) -
                 {**row, "created_at": _moment(row["created_at"], world)}, orders, first)) is not None:
             out += report(("setup", index), f"setup step {index + 1}: Customer {customer} {problem}: a new account's "
                                             "first months bring a few orders, so open it before the history began")
+    return out
+
+
+def priority_problems(task: Task, world: World, seeds: Seeds, report: Report) -> list[Problem]:
+    """Set-up tickets triaged off the KB's priority rules (:meth:`~corecraft.world.fidelity.Fidelity.priority_problem`,
+    as lint's ticket_priorities holds the world's), each judged as the setup leaves it, at the first step that writes
+    it. A ticket whose priority a ``db_assert`` criterion wants at one value is the task's subject, planted wrong on
+    purpose, and left to the task."""
+    subjects = {str(ticket) for c in task.rubric if isinstance(c, DbAssert) and c.table == "SupportTicket"
+                and "priority" in c.expect and c.expect["priority"].eq is not None and "id" in c.where
+                for ticket in (c.where["id"].one_of or [c.where["id"].eq])}
+    touched: dict[str, int] = {}
+    for index, step in enumerate(task.setup):
+        if isinstance(step, SetupInsert) and step.insert == "SupportTicket":
+            touched.setdefault(str(step.row.get("id")), index)
+        elif isinstance(step, SetupUpdate) and step.update == "SupportTicket":
+            touched.setdefault(str(step.id), index)
+    out: list[Problem] = []
+    for ticket_id, index in touched.items():
+        ticket = db.fetch(world.conn, models.SupportTicket, ticket_id, world.tz)
+        if ticket is None or ticket_id in subjects:
+            continue
+        order = db.fetch(world.conn, models.Order, str(ticket["order_id"]), world.tz) if ticket["order_id"] else None
+        customer = db.fetch(world.conn, models.Customer, str(ticket["customer_id"]), world.tz)
+        wrong = seeds.fidelity.priority_problem(ticket, order["total"] if order else None,
+                                                customer["loyalty_tier"] if customer else "")
+        if wrong is not None:
+            out += report(("setup", index), f"setup step {index + 1}: SupportTicket {ticket_id} {wrong} "
+                                            "(kb-ticket-priority): a triaged ticket has the priority its words, order "
+                                            "and customer give it, unless a criterion checks it as the task's subject")
     return out
 
 

@@ -715,6 +715,13 @@ class Fidelity(_Data):
             return "high"
         return "low" if kind in ("recommendation", "other") else "normal"
 
+    def priority_problem(self, ticket: Mapping[str, Any], order_total: float | None, tier: str) -> str | None:
+        """What is wrong with a triaged ``ticket``'s priority (None: it is the KB's, or the ticket is still new)."""
+        rule = self.ticket_priority(ticket["type"], f"{ticket['subject']}\n{ticket['body']}", order_total, tier)
+        if ticket["status"] == "new" or ticket["priority"] == rule:
+            return None
+        return f"is {ticket['priority']} priority, the rules make it {rule}"
+
     def budget_problems(self, text: str) -> list[str]:
         """Sentences on every budget or price ``text`` quotes outside the range for what it asks."""
         return [f"quotes ${amount:,} for {name.replace('_', ' ')}, not within ${rule.low:,}-${rule.high:,}"

@@ -1015,10 +1015,10 @@ def ticket_priorities(r: Records) -> list[Finding]:
     found = []
     for t in r.tickets.values():
         order = r.orders.get(t["order_id"] or "")
-        rule = r.rules.ticket_priority(t["type"], f"{t['subject']}\n{t['body']}", order["total"] if order else None,
-                                       r.customers[t["customer_id"]]["loyalty_tier"])
-        if t["status"] != "new" and t["priority"] != rule:
-            found.append(Finding("ticket_priorities", t["id"], f"is {t['priority']} priority, the rules make it {rule}"))
+        wrong = r.rules.priority_problem(t, order["total"] if order else None,
+                                         r.customers[t["customer_id"]]["loyalty_tier"])
+        if wrong is not None:
+            found.append(Finding("ticket_priorities", t["id"], wrong))
     return found
 
 
