@@ -346,7 +346,7 @@ def priority_problems(task: Task, world: World, seeds: Seeds, report: Report) ->
     purpose, and left to the task."""
     subjects = {str(ticket) for c in task.rubric if isinstance(c, DbAssert) and c.table == "SupportTicket"
                 and "priority" in c.expect and c.expect["priority"].eq is not None and "id" in c.where
-                for ticket in (c.where["id"].one_of or [c.where["id"].eq])}
+                for ticket in (c.where["id"].one_of or (c.where["id"].eq,))}
     touched: dict[str, int] = {}
     for index, step in enumerate(task.setup):
         if isinstance(step, SetupInsert) and step.insert == "SupportTicket":
