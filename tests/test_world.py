@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a84478000e14120a2adf5d69f3579a50035cf001bdbfd73db9b0ab9695e59f26"
+DEFAULT_WORLD_HASH = "527759d610473f3153f1da85cb43b71a404272d99e3be346a84d67f393a4b64a"
 
 
 @pytest.mark.slow

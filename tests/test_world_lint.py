@@ -1832,6 +1832,21 @@ def test_resolution_details_flags_a_missing_item_returned_as_faulty(world: World
     assert len(messages) == 2 and "nothing to return" in messages[0] and "no order records a replacement" in messages[1]
 
 
+@pytest.mark.parametrize("wording", [0, 1, 2, 3, None])
+def test_resolution_details_takes_each_wording_of_an_issue_and_no_other(world: World, wording: int | None) -> None:
+    """Resolvers word one remedy several ways (a parcel marked delivered turned up with a neighbour, by the side
+    door, ...): each listed wording fits the issue, a story of one's own does not."""
+    resolution, ticket = pick(world, "resolution_details", "SELECT id, ticket_id FROM resolution ORDER BY id")
+    wordings = default_domain().seeds.fidelity.issues["delivered_missing"].wordings()["no_action"]
+    said = "The parcel was returned to the depot." if wording is None else wordings[wording]
+    found = injected(world, "resolution_details", resolution,
+                     ("UPDATE supportticket SET type = 'shipping', subject = 'Not here', body = 'Tracking says "
+                      "delivered but I have nothing.' WHERE id = ?", (ticket,)),
+                     ("UPDATE resolution SET outcome = 'no_action', refund_id = NULL, details = '[' || ticket_id || '] ' "
+                      "|| ? WHERE id = ?", (said, resolution)))
+    assert len(wordings) == 4 and len(found) == (wording is None), found
+
+
 def test_resolution_teams_flags_a_team_the_company_lacks(world: World) -> None:
     resolution, = pick(world, "resolution_teams", "SELECT id FROM resolution ORDER BY id")
     assert injected(world, "resolution_teams", resolution, ("UPDATE resolution SET details = '[' || ticket_id || '] "

@@ -112,8 +112,9 @@ class Fit(_Data):
     outcomes: list[str]
     refund_reasons: list[str]
     escalations: list[str]
-    details: dict[str, str] = {}
-    """What the resolver writes for an outcome of this issue (an outcome not listed: the general text)."""
+    details: dict[str, list[str]] = {}
+    """What the resolver writes for an outcome of this issue, in each wording a resolver may use (an outcome not
+    listed: the general text)."""
 
 
 class Issue(_Data):
@@ -121,7 +122,12 @@ class Issue(_Data):
     outcomes: list[str] | None = None
     refund_reasons: list[str] | None = None
     escalations: list[str] | None = None
-    details: dict[str, str] | None = None
+    details: dict[str, str | list[str]] | None = None
+    """What the resolver writes for an outcome: one note, or the wordings resolvers use for the same remedy."""
+
+    def wordings(self) -> dict[str, list[str]]:
+        """Each outcome's details, as a list of wordings."""
+        return {k: [v] if isinstance(v, str) else v for k, v in (self.details or {}).items()}
 
 
 class StatusClaim(_Data):
@@ -931,13 +937,13 @@ class Fidelity(_Data):
         """What may become of a ticket of ``ticket_type`` whose subject and body are ``text``."""
         base = self.ticket_fits[ticket_type]
         outcomes, reasons, escalations = base.outcomes, base.refund_reasons, base.escalations
-        details: dict[str, str] = {}
+        details: dict[str, list[str]] = {}
         for issue in self.issues.values():
             if re.search(issue.pattern, text, re.IGNORECASE):
                 outcomes = issue.outcomes if issue.outcomes is not None else outcomes
                 reasons = issue.refund_reasons if issue.refund_reasons is not None else reasons
                 escalations = issue.escalations if issue.escalations is not None else escalations
-                details = {**details, **(issue.details or {})}
+                details = {**details, **issue.wordings()}
         return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations, details=details)
 
     def unfit_details(self, ticket: Mapping[str, Any], resolution: Mapping[str, Any], stale_days: int) -> str | None:
@@ -950,7 +956,7 @@ class Fidelity(_Data):
                 or self.replacement_promise.approved_earlier(details):
             return None
         fit = self.fit(ticket["type"], f"{ticket['subject']}\n{ticket['body']}").details
-        fitting = [fit[k] for k in PENDING_AS.get(resolution["outcome"], (resolution["outcome"],)) if k in fit]
+        fitting = [f for k in PENDING_AS.get(resolution["outcome"], (resolution["outcome"],)) if k in fit for f in fit[k]]
         return fitting[0] if fitting and not any(f in details for f in fitting) else None
 
     def exception_asked(self, text: str) -> ExceptionRequest | None:

@@ -683,10 +683,10 @@ def price_adjustments(r: Records) -> list[Finding]:
         found += [Finding("price_adjustments", ticket["id"], f"says it is ${q} cheaper, but {ref['id']} refunds "
                           f"${ref['amount']:.2f}") for q in quoted
                   if ticket and abs(float(q.replace(",", "")) - ref["amount"]) >= CENT]
-    no_drop = (r.rules.issues["price_drop"].details or {}).get("no_action")
+    no_drop = r.rules.issues["price_drop"].wordings().get("no_action", [])
     for res in r.resolutions.values():
         ticket = r.tickets[res["ticket_id"]]
-        if no_drop and res["outcome"] == "no_action" and no_drop in res["details"] and (
+        if res["outcome"] == "no_action" and any(said in res["details"] for said in no_drop) and (
                 claim := PRICE_DROP_QUOTE.search(f"{ticket['subject']}\n{ticket['body']}")):
             found.append(Finding("price_adjustments", ticket["id"], f"says it is {claim.group(0)} on our site, but "
                                  f"{res['id']} finds no drop in the price history: one of them is wrong"))

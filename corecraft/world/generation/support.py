@@ -885,6 +885,7 @@ class SupportMixin(GeneratorBase):
             "cooling": "remounting the cooler and checking its fan and pump headers",
             "case": "reseating the front-panel headers and cables",
         }.get(category or "", "reseating RAM, clearing CMOS and updating BIOS")
+        wording = self.local_rng("resolution-wording", t["id"])  # resolvers word the same remedy their own ways
         fee = restocked(self.policy.restocking_fee_pct) if refund and refund.get("_restocked") else ""
         late = "."
         if refund and refund["reason"] == "shipping_delay":  # refunded once asked (the ticket, or a follow-up, asks)
@@ -901,18 +902,36 @@ class SupportMixin(GeneratorBase):
                                      + (f" for {item}" if product else "") + "; issue resolved.",
             "recommendation_provided": "Recommended compatible parts for what the customer asked about.",
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
-            "no_action": {
-                "return": f"The customer chose to keep {item} after all; no return was made and nothing is refunded.",
-                "shipping": "Went through the parcel's tracking with the customer and explained where it stands; "
-                            "nothing to change.",
-                "billing": "Went through the charges on the order with the customer; nothing to refund.",
-                "order_issue": "Looked into the order with the customer and explained what happened; nothing to "
-                               "change on it.",
-            }.get(t["type"], "Answered the customer's question; nothing to change on the account."),
+            "no_action": wording.choice({
+                "return": [f"The customer chose to keep {item} after all; no return was made and nothing is refunded.",
+                           f"Customer decided against returning {item}; no label used, nothing refunded.",
+                           f"Before the label was used the customer wrote back to keep {item}; no return, "
+                           "no refund."],
+                "shipping": ["Went through the parcel's tracking with the customer and explained where it stands; "
+                             "nothing to change.",
+                             "Read the carrier's scans with the customer and said when to expect the parcel; "
+                             "nothing to change.",
+                             "Explained the latest tracking events and what they mean for delivery; no change "
+                             "needed on the order."],
+                "billing": ["Went through the charges on the order with the customer; nothing to refund.",
+                            "Matched each line of the customer's statement to the order's payment; nothing to "
+                            "refund.",
+                            "Explained the order's charge line by line; the customer was satisfied, nothing to "
+                            "refund."],
+                "order_issue": ["Looked into the order with the customer and explained what happened; nothing to "
+                                "change on it.",
+                                "Checked the order's lines and status with the customer and cleared up the "
+                                "confusion; the order stands as placed.",
+                                "Went over the order record with the customer; it matched what they expected once "
+                                "explained, nothing to change."],
+            }.get(t["type"], ["Answered the customer's question; nothing to change on the account.",
+                              "Gave the customer the answer they asked for; no change to the account.",
+                              "Replied to the customer's question; the account needed no change."])),
         }
         issue = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome)
         if issue is None:
             return texts[outcome]
+        issue = wording.choice(issue)
         if product and outcome == "recommendation_provided":  # the advice opens with what it was asked about
             return f"Asked about {item}. {issue}"
         return f"{name}: {issue}" if name else issue  # an issue's note opens with the part it was about
