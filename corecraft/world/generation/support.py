@@ -928,10 +928,10 @@ class SupportMixin(GeneratorBase):
                               "Gave the customer the answer they asked for; no change to the account.",
                               "Replied to the customer's question; the account needed no change."])),
         }
-        issue = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome)
-        if issue is None:
+        wordings = self.seeds.fidelity.fit(t["type"], f"{t['subject']}\n{t['body']}").details.get(outcome)
+        if wordings is None:
             return texts[outcome]
-        issue = wording.choice(issue)
+        issue = wording.choice(wordings)
         if product and outcome == "recommendation_provided":  # the advice opens with what it was asked about
             return f"Asked about {item}. {issue}"
         return f"{name}: {issue}" if name else issue  # an issue's note opens with the part it was about
