@@ -58,6 +58,17 @@ def test_several_dates_in_one_sentence_are_all_read() -> None:
         date(2025, 9, 2), date(2025, 9, 10), date(2025, 9, 12)}
 
 
+def test_days_listed_after_one_month_are_each_a_date_of_it() -> None:
+    """Round 89: "the business days were August 22, 25, 26, 27, 28 and 29, and September 2 and 3" gave the delivery
+    (September 3) only as the last of a list."""
+    listed = "The business days were August 22, 25, 26, 27, 28 and 29, and September 2 and 3."
+    assert dates_in(listed, NOW) == {date(2025, 8, d) for d in (22, 25, 26, 27, 28, 29)} | {date(2025, 9, 2),
+                                                                                           date(2025, 9, 3)}
+    assert dates_in("Sep 2 and 3, 2024", NOW) == {date(2024, 9, 2), date(2024, 9, 3), date(2025, 9, 2)}
+    assert dates_in("On September 5, 12 orders were late and 4.5% of them", NOW) == {date(2025, 9, 5)}
+    assert dates_in("Aug 4 and 5% off", NOW) == {date(2025, 8, 4)}
+
+
 # -- money and names ----------------------------------------------------------------------------
 @pytest.mark.parametrize(("written", "value"), [("$1,234.50", 1234.5), ("1234.5", 1234.5), ("USD 1,234.50", 1234.5),
                                                 ("$1,234", 1234.0), ("1,234 dollars", 1234.0), ("US$ 99", 99.0),

@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "527759d610473f3153f1da85cb43b71a404272d99e3be346a84d67f393a4b64a"
+DEFAULT_WORLD_HASH = "8205c6cad1d14ab79b8b3bd2be3a583bfe0a2629404a9ef585ffd36f7a00744b"
 
 
 @pytest.mark.slow

@@ -64,6 +64,12 @@ _DATE = re.compile(
     rf")",
     re.IGNORECASE,
 )
+_DAY_LIST = re.compile(
+    rf"(?<![\w/.-])(?P<month>{_MONTH})\.?\s+{_DAY}(?P<rest>(?:\s*,\s*{_DAY}(?!\w))*\s*,?\s+(?:and|&)\s+{_DAY})"
+    rf"(?P<year>{_YEAR})?(?![\w%$]|[.,:/-]?[0-9])",
+    re.IGNORECASE,
+)
+"""Days listed after one month ("August 22, 25 and 26", "September 2 and 3"): each is a date of that month."""
 _LEAP_YEARS = (datetime(2000, 1, 1), datetime(2004, 1, 1))  # two defaults: a year-less span parses differently
 
 
@@ -539,7 +545,10 @@ class Reading:
     def dates(self, today: date) -> frozenset[date]:
         """Every calendar date written in the reply; a year left out is the one nearest ``today``."""
         if today not in self._dates:
-            found = (_nearest_year(self._span(m.group()), today) for m in _DATE.finditer(self.text))
+            spans = [m.group() for m in _DATE.finditer(self.text)] + [
+                f"{m['month']} {day}{m['year'] or ''}" for m in _DAY_LIST.finditer(self.text)
+                for day in re.findall(r"[0-9]+", self.text[m.end("month"):m.end("rest")])]
+            found = (_nearest_year(self._span(span), today) for span in spans)
             self._dates[today] = frozenset(day for day in found if day is not None)
         return self._dates[today]
 
