@@ -64,6 +64,16 @@ def test_a_value_from_the_records_is_a_fact_about_something_else() -> None:
     assert conflicts(reply, REFERENCE, TODAY, lambda f: f.value == 59.99) == []
 
 
+def test_what_an_action_would_make_of_a_fact_is_no_second_answer() -> None:
+    """Round 90: the right net spend, then what returning the second kit would bring it to; a hedge that says "would"
+    with a value no stated amount moves the fact to is still a conflict."""
+    reference = "His net spend is $1,076.29."
+    what_if = reference + " That return would refund $433.80 and bring his net spend down to $642.49."
+    assert conflicts(what_if, reference, TODAY, nothing_seen) == []
+    assert conflicts(what_if.replace("642.49", "652.49"), reference, TODAY, nothing_seen)
+    assert conflicts(reference + " Or it would be a net spend of $642.49.", reference, TODAY, nothing_seen)
+
+
 def test_the_sum_of_a_facts_figures_is_their_total_not_a_second_answer() -> None:
     """Round 57: two orders' refunds, then their total; a hedge between two totals is still a conflict."""
     reference = "Refund for the August 20 order: $596.75. Refund for the August 29 order: $894.25."

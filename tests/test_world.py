@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "8205c6cad1d14ab79b8b3bd2be3a583bfe0a2629404a9ef585ffd36f7a00744b"
+DEFAULT_WORLD_HASH = "9ec2209d545bdd1873827165cd22d3ebe816e272dcf3efd12faca0bbd1e8d427"
 
 
 @pytest.mark.slow

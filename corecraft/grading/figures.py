@@ -18,7 +18,9 @@ of that kind in the reference nor one the records the agent read hold (the promp
 results: a true value from the records is a fact about something else, not a second answer), nor the
 sum of the reference's several figures under that label and word (two refunds, then "the total refund
 across both orders is $1,491.00": round 57), nor a total of two or three amounts the reply states as the
-reference does ("$163.99 for the PSU ... $389.00 for the card ... $552.99 in total": round 84). A reply
+reference does ("$163.99 for the PSU ... $389.00 for the card ... $552.99 in total": round 84), nor, in a
+sentence saying what an action would do, the reference's value moved by an amount that sentence states ("that
+return would bring his net spend down to $642.49": round 90). A reply
 that restates the reference's facts in its own words, or adds figures under other words, is never a
 conflict; only an unsupported value given as the same fact is.
 
@@ -149,6 +151,28 @@ def _sums(amounts: list[float]) -> set[float]:
     return {round(sum(picked), 2) for size in range(2, _MOST_ADDED + 1) for picked in combinations(amounts, size)}
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_WHAT_IF = re.compile(r"\bwould\b|\w['’]d\b", re.IGNORECASE)
+
+
+def _what_ifs(reply: str, known: list[Figure], today: date) -> set[tuple[tuple[Kind, str | None, str | None], float]]:
+    """The money figures a reply gives as what an action would make of a fact: in a sentence that says "would", the
+    reference's value for the fact moved by an amount the same sentence states ("That return would refund $433.80 and
+    bring his net spend down to $642.49", against a net spend of $1,076.29: round 90). A hedge's second value moves
+    by no amount it states."""
+    out = set()
+    for sentence in _SENTENCE.split(reply):
+        if not _WHAT_IF.search(sentence):
+            continue
+        stated = [f for f in figures(sentence, today) if f.kind == "money"]
+        for f in stated:
+            moved = {round(k.value + sign * other.value, 2) for k in known if k.key == f.key
+                     for other in stated if other is not f for sign in (1, -1)}
+            if any(_same_value("money", m, f.value) for m in moved):
+                out.add((f.key, f.value))
+    return out
+
+
 def conflicts(reply: str, reference: str, today: date, seen: Callable[[Figure], bool]) -> list[str]:
     """Each figure of ``reply`` that gives a fact of ``reference`` another value, described for a person.
 
@@ -166,12 +190,15 @@ def conflicts(reply: str, reference: str, today: date, seen: Callable[[Figure], 
         return any(k.kind == f.kind and _same_value(f.kind, k.value, f.value) for k in known)
 
     added = _sums(sorted({f.value for f in given if f.kind == "money" and f.value > 0 and referenced(f)}))
+    what_ifs = _what_ifs(reply, known, today)
     out = []
     for f in given:
         if f.key not in facts or (f.key in totals and _same_value(f.kind, totals[f.key], f.value)):
             continue  # the total of the reference's figures for this fact (two orders' refunds added up)
         if f.kind == "money" and any(_same_value("money", total, f.value) for total in added):
             continue  # the reply adds up amounts the reference gives ("$163.99 and $389.00: $552.99 in total")
+        if (f.key, f.value) in what_ifs:
+            continue  # what an action would make of the fact ("would bring his net spend down to $642.49")
         if not referenced(f) and not seen(f):
             stated = sorted({k.shown for k in known if k.key == f.key})
             out.append(f"{f.shown} for {f.label!r} (the reference gives {', '.join(stated)})")
