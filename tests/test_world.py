@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "9ec2209d545bdd1873827165cd22d3ebe816e272dcf3efd12faca0bbd1e8d427"
+DEFAULT_WORLD_HASH = "8bfda7e5d47c916f0b496e4f5b1300e3d2db4701a87c7d74a934bb43178e577c"
 
 
 @pytest.mark.slow

@@ -904,9 +904,8 @@ class SupportMixin(GeneratorBase):
             "order_updated": "Corrected the order details before it shipped and confirmed with the customer.",
             "no_action": wording.choice({
                 "return": [f"The customer chose to keep {item} after all; no return was made and nothing is refunded.",
-                           f"Customer decided against returning {item}; no label used, nothing refunded.",
-                           f"Before the label was used the customer wrote back to keep {item}; no return, "
-                           "no refund."],
+                           f"Customer decided to keep {item}; no return started, nothing refunded.",
+                           f"The customer wrote back that they would keep {item} after all; no return, no refund."],
                 "shipping": ["Went through the parcel's tracking with the customer and explained where it stands; "
                              "nothing to change.",
                              "Read the carrier's scans with the customer and said when to expect the parcel; "
