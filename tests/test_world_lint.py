@@ -1837,7 +1837,7 @@ def test_resolution_details_takes_each_wording_of_an_issue_and_no_other(world: W
     """Resolvers word one remedy several ways (a parcel marked delivered turned up with a neighbour, by the side
     door, ...): each listed wording fits the issue, a story of one's own does not."""
     resolution, ticket = pick(world, "resolution_details", "SELECT id, ticket_id FROM resolution ORDER BY id")
-    wordings = default_domain().seeds.fidelity.issues["delivered_missing"].wordings()["no_action"]
+    wordings = default_domain().seeds.fidelity.issues["delivered_missing"].details["no_action"]
     said = "The parcel was returned to the depot." if wording is None else wordings[wording]
     found = injected(world, "resolution_details", resolution,
                      ("UPDATE supportticket SET type = 'shipping', subject = 'Not here', body = 'Tracking says "

@@ -52,6 +52,8 @@ from corecraft.grading.reply import (
 )
 
 Kind = Literal["money", "percent", "number", "date"]
+Key = tuple[Kind, str | None, str | None]
+"""What a figure is about: its kind, its label and the word after it."""
 
 _DATE_MARK = "\x00"
 _PIECE = re.compile(
@@ -78,7 +80,7 @@ class Figure:
     after: str | None = None  # the content word right after it in its clause ("mm" in "322 mm"), if one follows
 
     @property
-    def key(self) -> tuple[Kind, str | None, str | None]:
+    def key(self) -> Key:
         """What the figure is about: its kind, its label and the word after it."""
         return self.kind, self.label, self.after
 
@@ -155,7 +157,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WHAT_IF = re.compile(r"\bwould\b|\w['’]d\b", re.IGNORECASE)
 
 
-def _what_ifs(reply: str, known: list[Figure], today: date) -> set[tuple[tuple[Kind, str | None, str | None], float]]:
+def _what_ifs(reply: str, known: list[Figure], today: date) -> set[tuple[Key, float]]:
     """The money figures a reply gives as what an action would make of a fact: in a sentence that says "would", the
     reference's value for the fact moved by an amount the same sentence states ("That return would refund $433.80 and
     bring his net spend down to $642.49", against a net spend of $1,076.29: round 90). A hedge's second value moves

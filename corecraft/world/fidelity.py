@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache, partial
 from itertools import pairwise
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from corecraft.world.rules import ESTABLISHED_ORDERS, business_days_after, is_business_day
 
@@ -122,12 +122,14 @@ class Issue(_Data):
     outcomes: list[str] | None = None
     refund_reasons: list[str] | None = None
     escalations: list[str] | None = None
-    details: dict[str, str | list[str]] | None = None
-    """What the resolver writes for an outcome: one note, or the wordings resolvers use for the same remedy."""
+    details: dict[str, list[str]] = {}
+    """What the resolver writes for an outcome: the wordings resolvers use for the same remedy (one note in the
+    seeds is a list of one)."""
 
-    def wordings(self) -> dict[str, list[str]]:
-        """Each outcome's details, as a list of wordings."""
-        return {k: [v] if isinstance(v, str) else v for k, v in (self.details or {}).items()}
+    @field_validator("details", mode="before")
+    @classmethod
+    def _one_note_is_a_wording(cls, value: Any) -> Any:
+        return {k: [v] if isinstance(v, str) else v for k, v in value.items()} if isinstance(value, dict) else value
 
 
 class StatusClaim(_Data):
@@ -943,7 +945,7 @@ class Fidelity(_Data):
                 outcomes = issue.outcomes if issue.outcomes is not None else outcomes
                 reasons = issue.refund_reasons if issue.refund_reasons is not None else reasons
                 escalations = issue.escalations if issue.escalations is not None else escalations
-                details = {**details, **issue.wordings()}
+                details = {**details, **issue.details}
         return Fit(outcomes=outcomes, refund_reasons=reasons, escalations=escalations, details=details)
 
     def unfit_details(self, ticket: Mapping[str, Any], resolution: Mapping[str, Any], stale_days: int) -> str | None:

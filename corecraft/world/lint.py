@@ -683,7 +683,7 @@ def price_adjustments(r: Records) -> list[Finding]:
         found += [Finding("price_adjustments", ticket["id"], f"says it is ${q} cheaper, but {ref['id']} refunds "
                           f"${ref['amount']:.2f}") for q in quoted
                   if ticket and abs(float(q.replace(",", "")) - ref["amount"]) >= CENT]
-    no_drop = r.rules.issues["price_drop"].wordings().get("no_action", [])
+    no_drop = r.rules.issues["price_drop"].details.get("no_action", [])
     for res in r.resolutions.values():
         ticket = r.tickets[res["ticket_id"]]
         if res["outcome"] == "no_action" and any(said in res["details"] for said in no_drop) and (
