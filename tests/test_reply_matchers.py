@@ -258,6 +258,9 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                         "apply.", True, ""),
     "outdated_rule_is_not_stated": ({"not_contains": ["7 days"]}, "The old 7 days rule is outdated; use 14.", True,
                                     ""),
+    # Regression (blind round 95): "the other one is deprecated, so ignore its 7-day window" failed the same check.
+    "ignored_phrase_is_not_stated": ({"not_contains": ["7-day"]},
+                                     "kb-doa-policy-2023 is deprecated, so ignore its 7-day window.", True, ""),
     "stated_window_is_forbidden": ({"not_contains": ["7-day"]}, "DOA has a 7-day window, so this one applies.",
                                    False, "forbidden '7-day'"),
     "promised_date_is_forbidden": ({"not_contains": ["9/20"]},

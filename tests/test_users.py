@@ -94,6 +94,18 @@ def test_a_customer_asked_about_the_box_answers_even_beside_a_conditional_quote(
     assert final.stop
 
 
+def test_a_customer_told_it_is_done_stops_though_offered_more_help() -> None:
+    # Round 95: "Done. Your graphics card order is cancelled ... Is there anything else I can help you with?" was read
+    # as a question (the done rule wants no "?"), and the customer asked for the cancellation again.
+    task = _task("conv_clarify_cancel_hiroshi_gpu")
+    user = ScriptedUser(task.user)
+    done = "Done. Your graphics card order is cancelled and $220.15 refunded to your card."
+    for courtesy in ("", " Is there anything else I can help you with?", " Can I do anything more for you today?"):
+        assert user.reply(task.prompt, [DialogueTurn("agent", done + courtesy)]).stop, courtesy
+    asked = user.reply(task.prompt, [DialogueTurn("agent", "Shall I get it cancelled? Anything else?")])
+    assert not asked.stop
+
+
 def test_user_block_and_turns_are_validated() -> None:
     with pytest.raises(ValueError, match="unknown fact"):
         UserProfile.model_validate({"persona": "p", "goal": "g", "rules": [

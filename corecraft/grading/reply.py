@@ -609,7 +609,8 @@ class Reading:
         return _tied_in(self, labels, unit, window, references)
 
 
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|nor|\w+n['’]t)(?:\s+[\w'’]+){0,2}\s+$", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|nor|ignore|disregard|\w+n['’]t)(?:\s+[\w'’]+){0,2}\s+$",
+                       re.IGNORECASE)
 _RETRACTION = re.compile(r"^[^.!?\n]{0,60}?\b(?:disregard|ignore\b|(?:is|was) (?:not|no longer) (?:valid|right|correct)\b"
                          r"|(?:isn['’]t|wasn['’]t) (?:valid|right|correct)\b|(?:is|was) (?:wrong|incorrect|retracted|withdrawn)\b"
                          r"|no longer appl(?:y|ies)\b|(?:do|does)(?: not|n['’]t) apply\b"
@@ -621,7 +622,7 @@ _RETRACTION = re.compile(r"^[^.!?\n]{0,60}?\b(?:disregard|ignore\b|(?:is|was) (?
 
 def asserts(text: str, phrase: str) -> bool:
     """Whether ``text`` states ``phrase`` rather than denying it: an occurrence counts unless a negation
-    ("don't", "not", "never", "without" …) stands within the three words before it, in the same phrase
+    ("don't", "not", "never", "without", "ignore" …) stands within the three words before it, in the same phrase
     (punctuation ends a negation's reach), or its own sentence goes on to take it back ("a date of 9/20 you may
     have heard, please disregard it"). ("Don't refund the RAM line" does not assert "refund the RAM line";
     "please refund the RAM line" does.)"""

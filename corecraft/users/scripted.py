@@ -2,7 +2,9 @@
 
 For every agent message, the first rule whose ``when`` matches (and that is not a spent ``once``
 rule) answers with its ``say``; ``stop`` rules end the conversation. No match: the profile's
-``default``. The state (which ``once`` rules are spent) is recomputed from the dialogue, so the
+``default``. A closing courtesy question ("Is there anything else I can help you with?") is not
+read: the customer answers the rest of the message, so the offer never turns a done message into a
+question. The state (which ``once`` rules are spent) is recomputed from the dialogue, so the
 simulator holds nothing but the profile and the same dialogue always gets the same answer.
 """
 
@@ -17,13 +19,17 @@ from corecraft.grading.transcript import DialogueTurn
 from corecraft.tasks.model import TextMatch, UserProfile, UserRule
 from corecraft.users.base import UserReply
 
+_COURTESY = re.compile(r"[^.!?\n]*\banything (?:else|more)\b[^.!?\n]*\?", re.IGNORECASE)
+"""A sentence offering more help ("Is there anything else I can help you with?", "Can I do anything more?")."""
+
 
 def _plain(text: str) -> str:
     return " ".join(text.lower().split())
 
 
 def matches(when: TextMatch, message: str) -> bool:
-    """Whether the agent's ``message`` meets ``when`` (every field given)."""
+    """Whether the agent's ``message`` meets ``when`` (every field given), its courtesy questions left out."""
+    message = _COURTESY.sub("", message)
     text = _plain(message)
     return ((not when.any_of or any(_plain(w) in text for w in when.any_of))
             and all(_plain(w) in text for w in when.all_of)
