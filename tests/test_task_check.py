@@ -466,6 +466,10 @@ SETUP_RECORDS = {
                                          "body: Returning the fan., created_at: '2025-09-13T10:00:00', "
                                          "updated_at: '2025-09-13T11:00:00'}}",
                                          "SupportTicket tick-250913-001 is inserted open with nobody assigned"),
+    "call_nobody_holds": ("{insert: SupportTicket, row: {id: tick-250913-001, customer_id: cust-0003, type: return, "
+                          "channel: phone, priority: normal, status: new, subject: Return, body: Returning the fan., "
+                          "created_at: '2025-09-13T10:00:00', updated_at: '2025-09-13T10:00:00'}}",
+                          "SupportTicket tick-250913-001 came in by phone with nobody assigned"),
     "refund_naming_its_ticket": ("{insert: Refund, row: {id: ref-250312-001, payment_id: pay-250213-001, ticket_id: "
                                  "tick-250311-001, lines: [], amount: 10.0, reason: goodwill, status: processed, "
                                  "approved_by_id: emp-011, created_at: '2025-03-12T10:00:00', "

@@ -1037,6 +1037,16 @@ def test_ticket_channels_flags_a_phone_call_after_hours(world: World) -> None:
     assert ticket not in flagged(world, "ticket_channels")  # a voicemail, read as an email, comes in any time
 
 
+def test_ticket_channels_flags_a_phone_call_nobody_holds(world: World) -> None:
+    ticket, = pick(world, "ticket_channels", "SELECT id FROM supportticket ORDER BY id")
+    morning = db.encode_datetime(datetime(2025, 9, 10, 10, 5, tzinfo=world.tz))  # a Wednesday, the line staffed
+    found = injected(world, "ticket_channels", ticket,
+                     ("UPDATE supportticket SET channel = 'phone', assignee_id = NULL, created_at = ? WHERE id = ?",
+                      (morning, ticket)))
+    assert [f.message for f in found] == ["came in by phone with nobody assigned: the agent who takes a call holds "
+                                          "its ticket"]
+
+
 def test_ticket_owned_products_flags_a_review_of_a_part_never_bought(world: World) -> None:
     ticket, customer, created = pick(world, "ticket_owned_products", "SELECT id, customer_id, created_at "
                                                                      "FROM supportticket ORDER BY id")

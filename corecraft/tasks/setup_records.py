@@ -135,6 +135,10 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         return problem("status", f"is inserted {given['status']} with nobody assigned: an agent opens a ticket by "
                                  "taking it (kb-ticket-status-lifecycle), and every generated ticket past new has an "
                                  "assignee")
+    if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("channel") == "phone" \
+            and not given.get("assignee_id"):
+        return problem("channel", "came in by phone with nobody assigned: the agent who takes a call holds its ticket "
+                                  "(kb-ticket-assignment), as every generated phone ticket is held")
     if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("status") in _SETTLED:
         resolved = world.conn.execute(f"SELECT 1 FROM {db.table(models.Resolution)} WHERE ticket_id = ?",
                                       (str(row_id),)).fetchone()

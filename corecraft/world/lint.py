@@ -1360,10 +1360,14 @@ def ticket_builds(r: Records) -> list[Finding]:
 
 def ticket_channels(r: Records) -> list[Finding]:
     """A phone ticket came in while the phone line was staffed (``phone_line_open``: office hours on a business
-    day); a call at 02:00 on Christmas Day is a voicemail, which reaches the queue as an email."""
+    day); a call at 02:00 on Christmas Day is a voicemail, which reaches the queue as an email. And the agent who
+    took the call holds its ticket (kb-ticket-assignment: a live conversation opens assigned to that agent)."""
+    phones = [t for t in r.tickets.values() if t["channel"] == "phone"]
     return [Finding("ticket_channels", t["id"], f"came in by phone at {local:%H:%M} on {local:%A %Y-%m-%d}, when the "
-                    "phone line is closed") for t in r.tickets.values() if t["channel"] == "phone"
-            and not phone_line_open(local := t["created_at"].astimezone(r.tz), r.policy.carrier_holidays)]
+                    "phone line is closed") for t in phones
+            if not phone_line_open(local := t["created_at"].astimezone(r.tz), r.policy.carrier_holidays)] + \
+        [Finding("ticket_channels", t["id"], "came in by phone with nobody assigned: the agent who takes a call "
+                 "holds its ticket") for t in phones if t["assignee_id"] is None]
 
 
 def slack_new_hires(r: Records) -> list[Finding]:

@@ -189,6 +189,9 @@ class SupportMixin(GeneratorBase):
         channel = self.pick(TICKET_CHANNELS)
         if channel == "phone" and not phone_line_open(created.astimezone(self.tz), self.policy.carrier_holidays):
             channel = "email"  # a call after hours is a voicemail, which reaches the queue as an email
+        if channel == "phone" and assignee is None:  # the agent who takes a call holds its ticket
+            assignee = self.local_rng("call", str(n)).choice(
+                [e for e in team if e["title"] not in OFF_THE_QUEUE] or team)["id"]
         return {
             "_order": n, "customer_id": customer["id"], "order_id": order["id"] if order else None,
             "build_id": build_id, "type": kind, "channel": channel, "priority": priority,
