@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "8bfda7e5d47c916f0b496e4f5b1300e3d2db4701a87c7d74a934bb43178e577c"
+DEFAULT_WORLD_HASH = "f4fcc395305fe3796e317576501eaf8335bae875a15ff4a2541b95153647e746"
 
 
 @pytest.mark.slow

@@ -2252,6 +2252,18 @@ def test_outcome_fit_flags_a_dead_on_arrival_item_refunded_as_a_plain_return(wor
     assert [f.message for f in found] == [f"refunds {ticket} ('Return - dead on arrival') as return"]
 
 
+def test_outcome_fit_flags_coil_whine_answered_with_a_replacement(world: World) -> None:
+    """Round 97: a PSU's "really loud coil whine ... Is that normal or is this a defect?" was resolved with a
+    replacement, though the coil whine article says coil whine on its own is no defect."""
+    resolution, ticket = pick(world, "outcome_fit", "SELECT r.id, r.ticket_id FROM resolution r JOIN supportticket t "
+                                                    "ON t.id = r.ticket_id WHERE t.type = 'troubleshooting' ORDER BY r.id")
+    found = injected(world, "outcome_fit", resolution,
+                     ("UPDATE supportticket SET subject = 'Coil whine', body = 'Loud coil whine under load. Is that a "
+                      "defect?' WHERE id = ?", (ticket,)),
+                     ("UPDATE resolution SET outcome = 'replacement_sent', refund_id = NULL WHERE id = ?", (resolution,)))
+    assert [f.message for f in found] == [f"resolves {ticket} ('Coil whine') with replacement_sent"]
+
+
 def test_resolution_fit_flags_a_correction_to_an_order_never_changed(world: World) -> None:
     resolution, order, created = pick(world, "resolution_fit", "SELECT r.id, t.order_id, o.created_at FROM resolution r "
                                       "JOIN supportticket t ON t.id = r.ticket_id JOIN \"order\" o ON o.id = t.order_id "

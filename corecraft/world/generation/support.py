@@ -856,8 +856,8 @@ class SupportMixin(GeneratorBase):
         steps = self.rng.choice(["troubleshooting_steps", "replacement_sent"])
         fit = self.seeds.fidelity.fit(kind, f"{t['subject']}\n{t['body']}")
         fits = fit.outcomes
-        if kind == "troubleshooting":
-            return (steps if steps in fits else "replacement_sent"), None
+        if kind == "troubleshooting":  # a fault is replaced; what is no fault (coil whine) is talked through
+            return (steps if steps in fits else "replacement_sent" if "replacement_sent" in fits else fits[0]), None
         if kind == "return":  # not refunded: a faulty or wrong item is replaced, any other awaits its return
             return ("replacement_sent" if "replacement_sent" in fits else "no_action"), None
         if kind == "shipping" and order is not None and "replacement_sent" in fit.details \
