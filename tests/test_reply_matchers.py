@@ -158,14 +158,14 @@ def test_the_number_tied_to_a_label(text: str, label: str, unit: Any, tied: list
 def test_a_number_that_points_at_things_is_not_a_count() -> None:
     text = "She has 6 orders in all. The two orders are 39 days apart."
     assert tied_numbers(text, ["orders"], "count") == [6.0, 2.0]
-    assert tied_numbers(text, ["orders"], "count", references=False) == [6.0, None]
+    assert tied_numbers(text, ["orders"], "count", parts=False) == [6.0, None]
 
 
 def test_a_number_that_says_how_things_divide_is_not_a_count() -> None:
     text = "Orders (6): ... It's two separate orders, and each was charged once."  # blind round 16
     assert tied_numbers(text, ["orders"], "count") == [6.0, 2.0]
-    assert tied_numbers(text, ["orders"], "count", references=False) == [6.0, None]
-    assert tied_numbers("He placed 7 separate orders.", ["orders"], "count", references=False) == [None]
+    assert tied_numbers(text, ["orders"], "count", parts=False) == [6.0, None]
+    assert tied_numbers("He placed 7 separate orders.", ["orders"], "count", parts=False) == [None]
 
 
 def test_thousands_of_colons_between_dollar_figures_cost_time_not_a_crash() -> None:
@@ -233,6 +233,20 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                "Most parcels were on time.", True, ""),
     "if_labelled_not_met": ({"if_labelled": [{"label": "on time", "value": 13, "unit": "count"}]},
                             "15 delivered on time.", False, "states 15 for 'on time', which is 13"),
+    # Regression (blind round 98): a recap's per-person lines ("- Brian Harris: 2 refunds, $432.55") under the right
+    # "8 refunds" were read as counts of all the refunds.
+    "if_labelled_leaves_out_a_breakdown": ({"if_labelled": [{"label": "refunds", "value": 8, "unit": "count",
+                                                             "window": 3}]},
+                                           "The team issued 8 refunds for $1,484.45:\n- Brian Harris: 2 refunds, "
+                                           "$432.55\n- Me: 2 refunds, $292.60", True, ""),
+    "if_labelled_reads_a_total_item": ({"if_labelled": [{"label": "refunds", "value": 8, "unit": "count",
+                                                         "window": 3}]},
+                                       "- Brian Harris: 2 refunds\n- Total: 7 refunds", False,
+                                       "states 7 for 'refunds', which is 8"),
+    "if_labelled_reads_the_whole_beside_parts": ({"if_labelled": [{"label": "refunds", "value": 8, "unit": "count",
+                                                                   "window": 3}]},
+                                                 "The team issued 9 refunds:\n- Brian Harris: 2 refunds", False,
+                                                 "states 9 for 'refunds', which is 8"),
     "no_tool_payload_met": ({"no_tool_payload": True}, "Your order shipped on Sep 5.", True, ""),
     "no_tool_payload_not_met": ({"no_tool_payload": True}, 'Result: {"status": "shipped"}', False,
                                 "pastes tool output (a JSON object)"),

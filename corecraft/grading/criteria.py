@@ -268,7 +268,7 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
             stated = ", ".join(f"{n:g}" for n in tied if n is not None) or "none"
             return False, f"reply does not tie {want.value:g} to {want.labels[0]!r} (numbers tied to it: {stated})"
     for want in c.if_labelled:
-        for n in reading.tied_numbers(want.labels, want.unit, want.window, references=False):  # "the two orders"
+        for n in reading.tied_numbers(want.labels, want.unit, want.window, parts=False):  # of the whole only
             if n is not None and abs(n - want.value) > want.tol + 1e-9:
                 return False, f"reply states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
     if c.one_answer:

@@ -382,18 +382,21 @@ def _clause(part: str) -> _Clause:
 
 
 def tied_numbers(text: str, labels: list[str], unit: Unit = "any", window: int = 8,
-                 references: bool = True) -> list[float | None]:
+                 parts: bool = True) -> list[float | None]:
     """For every occurrence of any of ``labels``: the number tied to it (None when no number of the unit is near).
-    ``references=False`` leaves out a label that a number points at rather than counts ("the two orders")."""
-    return Reading(text).tied_numbers(labels, unit, window, references)
+    ``parts=False`` leaves out what is not a count of the whole: a label that a number points at rather than counts
+    ("the two orders"), and a label on a breakdown line about a part ("- Brian Harris: 2 refunds, $432.55")."""
+    return Reading(text).tied_numbers(labels, unit, window, parts)
 
 
-def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, references: bool) -> list[float | None]:
+def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, parts: bool) -> list[float | None]:
     wanted = [w for w in (label_words(label) for label in labels) if w]
     stems = tuple({w[0].removesuffix("y") for w in wanted})  # the first word, before a plural ending
     out: list[float | None] = []
     for index, (_part, folded) in enumerate(reading.clauses):
         if not any(stem in folded for stem in stems):  # cheap first: most clauses lack the label
+            continue
+        if not parts and reading.on_a_part_line(index, stems):
             continue
         clause = reading.clause(index)
         tokens = clause.tokens
@@ -406,7 +409,7 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
             if words is None:
                 continue
             end = i + len(words) - 1
-            if not references and i - 1 in clause.references:  # "the two orders": things pointed at, not counted
+            if not parts and i - 1 in clause.references:  # "the two orders": things pointed at, not counted
                 out.append(None)
                 continue
             best: tuple[int, int, float] | None = None
@@ -434,6 +437,11 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, refer
             out.append(best[2] if best is not None else None)
     return out
 
+
+_PART_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])\s*(?:\*\*|__)?([^\W\d_][^:\n$]*):")
+"""A list item that opens with a label and a colon ("- Brian Harris: 2 refunds, $432.55"): its head."""
+_WHOLE = re.compile(r"\b(?:total|overall|all|altogether|combined|sum|summary|grand)\b", re.IGNORECASE)
+"""Words that make a list item's head the whole, not a part ("- Total: 8 refunds")."""
 
 _LINE_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*(?:\*\*|__)?[^\W\d_][^:\n$]*:")
 """A line that opens with a label and a colon ("- UPS Ground: 13 orders, $12.99 in shipping"; "- Dead on arrival (DOA):
@@ -604,9 +612,16 @@ class Reading:
             self._clauses[index] = _clause(self.clauses[index][0])
         return self._clauses[index]
 
+    def on_a_part_line(self, index: int, stems: tuple[str, ...]) -> bool:
+        """Whether clause ``index`` is on a list item about a part: one whose head (before its colon) names neither
+        the label (one of ``stems``) nor a whole ("- Me: 2 refunds, $292.60", not "- Refunds: 8", "- Total: 8")."""
+        head = _PART_HEAD.match(self._lines[self.line_of(index)])
+        return head is not None and not any(stem in head[1].casefold() for stem in stems) \
+            and _WHOLE.search(head[1]) is None
+
     def tied_numbers(self, labels: list[str], unit: Unit = "any", window: int = 8,
-                     references: bool = True) -> list[float | None]:
-        return _tied_in(self, labels, unit, window, references)
+                     parts: bool = True) -> list[float | None]:
+        return _tied_in(self, labels, unit, window, parts)
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|nor|ignore|disregard|\w+n['’]t)(?:\s+[\w'’]+){0,2}\s+$",
