@@ -176,9 +176,9 @@ class SupportMixin(GeneratorBase):
         if self.rng.random() < 0.1:  # mis-triaged on intake; triage sets it by the rules (once not new)
             priority = self.rng.choice(["low", "normal", "high"])
         team = staff[TYPE_DEPARTMENT[kind]]
+        queue = [e for e in team if e["title"] not in OFF_THE_QUEUE]  # those who work the team's queue
         picked = None if status == "new" and self.rng.random() < 0.7 else self.rng.choice(team)
         if picked is not None and picked["title"] in OFF_THE_QUEUE:  # drawn as it was, handed on to one who works
-            queue = [e for e in team if e["title"] not in OFF_THE_QUEUE]  # the queue
             picked = self.local_rng("queue", str(n)).choice(queue) if queue else picked
         assignee = picked["id"] if picked else None
         updated = self.between(created, min(created + timedelta(days=6), self.now)) if status != "new" else created
@@ -190,8 +190,7 @@ class SupportMixin(GeneratorBase):
         if channel == "phone" and not phone_line_open(created.astimezone(self.tz), self.policy.carrier_holidays):
             channel = "email"  # a call after hours is a voicemail, which reaches the queue as an email
         if channel == "phone" and assignee is None:  # the agent who takes a call holds its ticket
-            assignee = self.local_rng("call", str(n)).choice(
-                [e for e in team if e["title"] not in OFF_THE_QUEUE] or team)["id"]
+            assignee = self.local_rng("call", str(n)).choice(queue or team)["id"]
         return {
             "_order": n, "customer_id": customer["id"], "order_id": order["id"] if order else None,
             "build_id": build_id, "type": kind, "channel": channel, "priority": priority,
