@@ -438,14 +438,12 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, parts
     return out
 
 
-_PART_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])\s*(?:\*\*|__)?([^\W\d_][^:\n$]*):")
-"""A list item that opens with a label and a colon ("- Brian Harris: 2 refunds, $432.55"): its head."""
 _WHOLE = re.compile(r"\b(?:total|overall|all|altogether|combined|sum|summary|grand)\b", re.IGNORECASE)
 """Words that make a list item's head the whole, not a part ("- Total: 8 refunds")."""
 
-_LINE_HEAD = re.compile(r"\s*(?:[-*•]|\d+[.)])?\s*(?:\*\*|__)?[^\W\d_][^:\n$]*:")
+_LINE_HEAD = re.compile(r"\s*(?P<item>[-*•]|\d+[.)])?\s*(?:\*\*|__)?(?P<head>[^\W\d_][^:\n$]*):")
 """A line that opens with a label and a colon ("- UPS Ground: 13 orders, $12.99 in shipping"; "- Dead on arrival (DOA):
-$114.00"; "**Net spend:** ..."), no figure before the colon."""
+$114.00"; "**Net spend:** ..."), no figure before the colon; ``item`` is its list marker, if any, ``head`` its label."""
 
 
 def _rest_of_line(reading: Reading, index: int, unit: Unit) -> float | None:
@@ -615,9 +613,9 @@ class Reading:
     def on_a_part_line(self, index: int, stems: tuple[str, ...]) -> bool:
         """Whether clause ``index`` is on a list item about a part: one whose head (before its colon) names neither
         the label (one of ``stems``) nor a whole ("- Me: 2 refunds, $292.60", not "- Refunds: 8", "- Total: 8")."""
-        head = _PART_HEAD.match(self._lines[self.line_of(index)])
-        return head is not None and not any(stem in head[1].casefold() for stem in stems) \
-            and _WHOLE.search(head[1]) is None
+        line = _LINE_HEAD.match(self._lines[self.line_of(index)])
+        return line is not None and line["item"] is not None \
+            and not any(stem in line["head"].casefold() for stem in stems) and _WHOLE.search(line["head"]) is None
 
     def tied_numbers(self, labels: list[str], unit: Unit = "any", window: int = 8,
                      parts: bool = True) -> list[float | None]:

@@ -28,8 +28,7 @@ def _plain(text: str) -> str:
 
 
 def matches(when: TextMatch, message: str) -> bool:
-    """Whether the agent's ``message`` meets ``when`` (every field given), its courtesy questions left out."""
-    message = _COURTESY.sub("", message)
+    """Whether the agent's ``message`` meets ``when`` (every field given)."""
     text = _plain(message)
     return ((not when.any_of or any(_plain(w) in text for w in when.any_of))
             and all(_plain(w) in text for w in when.all_of)
@@ -45,8 +44,9 @@ class ScriptedUser:
         self.profile = profile
 
     def _answer(self, message: str, spent: set[int]) -> UserRule | None:
+        heard = _COURTESY.sub("", message)  # what the rules read: the message less its courtesy questions
         for i, rule in enumerate(self.profile.rules):
-            if (i not in spent or not rule.once) and matches(rule.when, message):
+            if (i not in spent or not rule.once) and matches(rule.when, heard):
                 if rule.once:
                     spent.add(i)
                 return rule
