@@ -470,6 +470,15 @@ SETUP_RECORDS = {
                           "channel: phone, priority: normal, status: new, subject: Return, body: Returning the fan., "
                           "created_at: '2025-09-13T10:00:00', updated_at: '2025-09-13T10:00:00'}}",
                           "SupportTicket tick-250913-001 came in by phone with nobody assigned"),
+    "call_while_the_line_is_open": ("{insert: SupportTicket, row: {id: tick-250910-001, customer_id: cust-0003, type: "
+                                    "return, channel: phone, priority: normal, status: open, assignee_id: emp-010, "
+                                    "subject: Return, body: Returning the fan., created_at: '2025-09-10T10:00:00', "
+                                    "updated_at: '2025-09-10T10:20:00'}}", None),
+    "call_at_night": ("{insert: SupportTicket, row: {id: tick-250910-001, customer_id: cust-0003, type: return, "
+                      "channel: phone, priority: normal, status: open, assignee_id: emp-010, subject: Return, "
+                      "body: Returning the fan., created_at: '2025-09-10T02:14:00', updated_at: '2025-09-10T10:20:00'}}",
+                      "SupportTicket tick-250910-001 came in by phone at 02:14 on Wednesday 2025-09-10, when the phone "
+                      "line is closed: a call then is a voicemail"),
     "refund_naming_its_ticket": ("{insert: Refund, row: {id: ref-250312-001, payment_id: pay-250213-001, ticket_id: "
                                  "tick-250311-001, lines: [], amount: 10.0, reason: goodwill, status: processed, "
                                  "approved_by_id: emp-011, created_at: '2025-03-12T10:00:00', "

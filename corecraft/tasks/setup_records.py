@@ -76,6 +76,7 @@ from corecraft.world.fidelity import (
 from corecraft.world.rules import (
     SILENT_BUSINESS_DAYS,
     TRACKING_FORMATS,
+    closed_line_call,
     is_business_day,
     is_tracking_number,
     silent_stretch,
@@ -139,6 +140,10 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
             and not given.get("assignee_id"):
         return problem("channel", "came in by phone with nobody assigned: the agent who takes a call holds its ticket "
                                   "(kb-ticket-assignment), as every generated phone ticket is held")
+    if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("channel") == "phone" and \
+            (closed := closed_line_call(_moment(given.get("created_at"), world), seeds.policy.carrier_holidays)):
+        return problem("channel", f"{closed}: a call then is a voicemail, which reaches the queue as an email "
+                                  "(kb-ticket-assignment), as every generated one does")
     if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("status") in _SETTLED:
         resolved = world.conn.execute(f"SELECT 1 FROM {db.table(models.Resolution)} WHERE ticket_id = ?",
                                       (str(row_id),)).fetchone()

@@ -93,11 +93,11 @@ from corecraft.world.rules import (
     TRACKING_FORMATS,
     add_business_days,
     business_days_after,
+    closed_line_call,
     is_business_day,
     is_tracking_number,
     max_delay,
     office_time_after,
-    phone_line_open,
     silent_stretch,
 )
 from corecraft.world.seeds import Seeds
@@ -1363,9 +1363,8 @@ def ticket_channels(r: Records) -> list[Finding]:
     day); a call at 02:00 on Christmas Day is a voicemail, which reaches the queue as an email. And the agent who
     took the call holds its ticket (kb-ticket-assignment: a live conversation opens assigned to that agent)."""
     phones = [t for t in r.tickets.values() if t["channel"] == "phone"]
-    return [Finding("ticket_channels", t["id"], f"came in by phone at {local:%H:%M} on {local:%A %Y-%m-%d}, when the "
-                    "phone line is closed") for t in phones
-            if not phone_line_open(local := t["created_at"].astimezone(r.tz), r.policy.carrier_holidays)] + \
+    return [Finding("ticket_channels", t["id"], closed) for t in phones
+            if (closed := closed_line_call(t["created_at"].astimezone(r.tz), r.policy.carrier_holidays))] + \
         [Finding("ticket_channels", t["id"], "came in by phone with nobody assigned: the agent who takes a call "
                  "holds its ticket") for t in phones if t["assignee_id"] is None]
 

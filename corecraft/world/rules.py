@@ -150,6 +150,14 @@ def phone_line_open(moment: datetime, holidays: Collection[date]) -> bool:
     return is_business_day(moment.date(), holidays) and start <= moment.hour < end
 
 
+def closed_line_call(moment: datetime, holidays: Collection[date]) -> str | None:
+    """What betrays a phone ticket that came in at ``moment`` (world time) as a call nobody could take (None:
+    the line was open): lint's ``ticket_channels`` and ``corecraft tasks check``'s set-up tickets say it alike."""
+    if phone_line_open(moment, holidays):
+        return None
+    return f"came in by phone at {moment:%H:%M} on {moment:%A %Y-%m-%d}, when the phone line is closed"
+
+
 OFFICE_HOURS = (8, 19)
 """When people post in Slack, in world time: from 08:00 to before 19:00 (the generator squeezes a drawn time into
 them, lint's ``slack_office_hours`` holds every message to them)."""
