@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "f4fcc395305fe3796e317576501eaf8335bae875a15ff4a2541b95153647e746"
+DEFAULT_WORLD_HASH = "6aee2d0fa3e8e713c79124da9fffa4d66ccf1d56dda289faf9e9aee102781543"
 
 
 @pytest.mark.slow
