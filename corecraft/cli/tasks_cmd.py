@@ -1,4 +1,4 @@
-"""``corecraft tasks list|show|check|lock|schema|new|split|stats|audit``: browse, validate and author the task library.
+"""``corecraft tasks list|show|check|lock|schema|new|split|stats|audit|lint``: browse, check and author the tasks.
 
 Every command reads the task folders under ``--root`` (default: the packaged ``tasks/``). Unlike
 the training helpers, these commands cover all three splits unless ``--split`` narrows them: they
@@ -93,6 +93,20 @@ def _compiled(files: list[Path], root: Path | None) -> list[CompiledTask]:
 
 def _tasks(root: Path | None, split: str | None) -> list[CompiledTask]:
     return _compiled(_files(None, root, _splits(split)), root)
+
+
+def _chosen(root: Path | None, split: str | None, task_ids: list[str] | None) -> list[CompiledTask]:
+    """The tasks of ``split`` (all splits when None), only those of ``task_ids`` when given (each must exist)."""
+    tasks = _tasks(root, split)
+    if not task_ids:
+        return tasks
+    missing = sorted(set(task_ids) - {t.id for t in tasks})
+    if missing:
+        raise _fail(f"no such task(s): {', '.join(missing)}", 1)
+    return [t for t in tasks if t.id in task_ids]
+
+
+TaskIdsOpt = Annotated[list[str] | None, typer.Option("--task", "-t", help="Only this task (repeatable).")]
 
 
 @app.command("list")
@@ -378,7 +392,7 @@ def stats(root: RootOpt = None, split: SplitOpt = None,
 
 @app.command()
 def audit(root: RootOpt = None, split: SplitOpt = None,
-          task_ids: Annotated[list[str] | None, typer.Option("--task", "-t", help="Only this task (repeatable).")] = None,
+          task_ids: TaskIdsOpt = None,
           exploits: Annotated[list[str] | None, typer.Option("--exploit", "-e", help="Only this exploit (repeatable).")]
           = None,
           as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False) -> None:
@@ -389,12 +403,7 @@ def audit(root: RootOpt = None, split: SplitOpt = None,
     unknown = [e for e in exploits or [] if e not in EXPLOITS_BY_NAME]
     if unknown:
         raise _fail(f"unknown exploit(s) {', '.join(unknown)}; exploits: {', '.join(EXPLOITS_BY_NAME)}")
-    tasks = _tasks(root, split)
-    if task_ids:
-        missing = sorted(set(task_ids) - {t.id for t in tasks})
-        if missing:
-            raise _fail(f"no such task(s): {', '.join(missing)}", 1)
-        tasks = [t for t in tasks if t.id in task_ids]
+    tasks = _chosen(root, split, task_ids)
     chosen = [EXPLOITS_BY_NAME[e] for e in exploits] if exploits else list(EXPLOITS)
     report = run_audit(tasks, default_domain(), chosen,
                        lambda ts: track(ts, description="auditing tasks", transient=True, console=err))
@@ -403,3 +412,30 @@ def audit(root: RootOpt = None, split: SplitOpt = None,
         return
     for table in tables(report):
         console.print(table)
+
+
+@app.command("lint")
+def lint_setups(root: RootOpt = None, split: SplitOpt = None, task_ids: TaskIdsOpt = None,
+                show: Annotated[int, typer.Option(help="Findings to print per task.")] = 20) -> None:
+    """Lint the world each task's setup leaves: what `corecraft world lint` finds there and not in the bare world.
+
+    An author's check of a setup against the rules the world is held to. A finding may be the task's planted premise
+    (the stale tickets an audit counts), so read each; exits 1 if any task has one.
+    """
+    from corecraft.tasks.setup_lint import SetupLint
+
+    linter = SetupLint(default_domain())
+    flagged = 0
+    for task in track(_chosen(root, split, task_ids), description="linting setups", transient=True, console=err):
+        found = linter.findings(task)
+        if not found:
+            continue
+        flagged += 1
+        by_check = Counter(f.check for f in found)
+        console.print(f"[red]{task.id}[/red]: {len(found)} ({', '.join(f'{c} {n}' for c, n in by_check.most_common())})")
+        for finding in found[:show]:
+            console.print(f"  {finding.check} {finding.entity_id} {finding.message}", highlight=False, markup=False,
+                          soft_wrap=True)
+    if flagged:
+        raise typer.Exit(1)
+    console.print("[green]no setup finding[/green]")
