@@ -488,6 +488,12 @@ SETUP_RECORDS = {
                                 "created_at: '2025-03-12T10:00:00', processed_at: '2025-03-12T10:00:00'}}",
                                 "Refund ref-250312-001 names no ticket: every generated refund names the ticket it "
                                 "answers"),
+    "refund_over_its_approver_s_limit": ("{insert: Refund, row: {id: ref-250312-001, payment_id: pay-250213-001, "
+                                         "ticket_id: tick-250311-001, lines: [], amount: 10.0, reason: goodwill, "
+                                         "status: processed, approved_by_id: emp-012, created_at: "
+                                         "'2025-03-12T10:00:00', processed_at: '2025-03-12T10:00:00'}}",
+                                         "Refund ref-250312-001 is approved by Mary Reynolds (Fulfillment Associate, "
+                                         "limit $0.00) for $10.00, over that limit"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
     "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "

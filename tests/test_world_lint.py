@@ -1026,6 +1026,15 @@ def test_ticket_raw_ids_flags_a_carrier_id_and_a_catalogue_sku(world: World) -> 
         f"writes the raw id {sku!r}"]  # the product's name is how a customer writes it
 
 
+def test_refund_approvers_flags_a_refund_over_its_approver_s_limit(world: World) -> None:
+    refund, amount = pick(world, "refund_approvers", "SELECT id, amount FROM refund WHERE amount > 1 ORDER BY id")
+    clerk, name = one(world, "SELECT id, name FROM employee WHERE refund_limit = 0 ORDER BY id LIMIT 1")
+    found = injected(world, "refund_approvers", refund,
+                     ("UPDATE refund SET approved_by_id = ? WHERE id = ?", (clerk, refund)))
+    assert [f.message.split(" (")[0] for f in found] == [f"is approved by {name}"]
+    assert f"for ${amount:,.2f}, over that limit" in found[0].message
+
+
 def test_ticket_channels_flags_a_phone_call_after_hours(world: World) -> None:
     ticket, = pick(world, "ticket_channels", "SELECT id FROM supportticket ORDER BY id")
     night = db.encode_datetime(datetime(2024, 12, 25, 2, 14, tzinfo=world.tz))  # Christmas Day, 02:14

@@ -60,6 +60,7 @@ from corecraft.world import db, models
 from corecraft.world.fidelity import (
     CASUAL_CHANNELS,
     Fidelity,
+    approval_problem,
     delay_flag_problem,
     eta_problem,
     line_price_problem,
@@ -180,6 +181,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         first = _history_start(world)
         unearned = first and unearned_tier({**row, "created_at": _moment(row["created_at"], world)}, first)
         return found + (problem("loyalty_tier", unearned) if unearned else [])
+    if table == "Refund" and ({"amount", "approved_by_id"} & set(given)):
+        refund = db.fetch(world.conn, models.Refund, str(row_id), world.tz)
+        approver = refund and refund["approved_by_id"] and db.fetch(world.conn, models.Employee,
+                                                                    str(refund["approved_by_id"]), world.tz)
+        if refund and approver and (wrong := approval_problem(refund["amount"], approver)):
+            return problem("approved_by_id", wrong)
     if table == "Refund" and isinstance(step, SetupInsert) and not given.get("ticket_id"):
         return problem("ticket_id", "names no ticket: every generated refund names the ticket it answers (insert the "
                                     "SupportTicket that asked for it, with its Resolution, and set ticket_id)")

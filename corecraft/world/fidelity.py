@@ -1756,6 +1756,16 @@ def ship_to_problem(address: dict[str, Any], book: list[dict[str, Any]]) -> str 
     return f"ships to {written(address)} as {label!r}, but the customer's {label!r} address is {written(kept)}"
 
 
+def approval_problem(amount: float, approver: Row) -> str | None:
+    """What is wrong with ``approver`` approving a refund of ``amount`` (None: nothing): their refund limit covers it
+    (kb-refund-approval-limits; create_refund refuses the rest). Shared by lint's refund_approvers and ``corecraft
+    tasks check``'s setup refunds."""
+    if amount <= approver["refund_limit"] + CENT:
+        return None
+    return (f"is approved by {approver['name']} ({approver['title']}, limit ${approver['refund_limit']:,.2f}) for "
+            f"${amount:,.2f}, over that limit")
+
+
 def line_price_problem(line: Row, product: Row, ordered: datetime, replaces: str | None) -> str | None:
     """What is wrong with an order line's unit price, if anything: it is ``product``'s price when the order was
     placed at ``ordered`` (:func:`price_at`), and $0 on a no-charge replacement of order ``replaces``. Shared by

@@ -39,6 +39,7 @@ from corecraft.world.fidelity import (
     WORK_WEEK_WORDS,
     Fidelity,
     OrderStory,
+    approval_problem,
     asked_at,
     card_problems,
     category_problems,
@@ -1643,6 +1644,14 @@ def late_refunds_asked(r: Records) -> list[Finding]:
     return found
 
 
+def refund_approvers(r: Records) -> list[Finding]:
+    """A refund is approved by someone whose refund limit covers its amount (kb-refund-approval-limits); above it,
+    it goes to someone who can (create_refund refuses the rest), so a fulfillment associate ($0) approves none."""
+    return [Finding("refund_approvers", ref["id"], wrong) for ref in r.refunds.values()
+            if (emp := r.employees.get(ref["approved_by_id"] or "")) is not None
+            and (wrong := approval_problem(ref["amount"], emp))]
+
+
 def refund_units(r: Records) -> list[Finding]:
     """A return refunds the units its ticket speaks of: one, unless it speaks of several (``several_units``)."""
     found = []
@@ -2008,7 +2017,8 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     hub_scan_minutes,
     status_claims, spec_claims, ticket_references, ticket_counts, refund_line_fit, return_follow_ups, ticket_stories,
     restocking_fees,
-    refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, resolution_teams, stale_tickets,
+    refund_approvers, refund_units, doa_refunds, late_refunds_asked, escalation_fit, resolution_fit, resolution_teams,
+    stale_tickets,
     resolution_details,
     replacement_records, replacements_placed, replacement_approvals,
     replacement_orders, never_received_items, return_refund_timing, shipping_refund_timing, duplicate_ticket_texts,
