@@ -142,7 +142,8 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         return problem("channel", "came in by phone with nobody assigned: the agent who takes a call holds its ticket "
                                   "(kb-ticket-assignment), as every generated phone ticket is held")
     if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("channel") == "phone" and \
-            (closed := closed_line_call(_moment(given.get("created_at"), world), seeds.policy.carrier_holidays)):
+            given.get("created_at") and \
+            (closed := closed_line_call(_moment(given["created_at"], world), seeds.policy.carrier_holidays)):
         return problem("channel", f"{closed}: a call then is a voicemail, which reaches the queue as an email "
                                   "(kb-ticket-assignment), as every generated one does")
     if table == "SupportTicket" and isinstance(step, SetupInsert) and given.get("status") in _SETTLED:
