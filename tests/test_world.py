@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "6aee2d0fa3e8e713c79124da9fffa4d66ccf1d56dda289faf9e9aee102781543"
+DEFAULT_WORLD_HASH = "dd91a37bd55a8e5caec44423c118cc9c300df34b03fbd46b2bc55f2540be84a9"
 
 
 @pytest.mark.slow
