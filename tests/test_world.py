@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "dd91a37bd55a8e5caec44423c118cc9c300df34b03fbd46b2bc55f2540be84a9"
+DEFAULT_WORLD_HASH = "a92d835dd8488552247396b7c0205f9945cdea00b0ac4255e1e1316dfdb94278"
 
 
 @pytest.mark.slow
