@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a92d835dd8488552247396b7c0205f9945cdea00b0ac4255e1e1316dfdb94278"
+DEFAULT_WORLD_HASH = "a16f88df666c2a8ddfeb14160b5d345e679207204443f95b4885b588ab1dfea1"
 
 
 @pytest.mark.slow
