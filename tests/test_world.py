@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a16f88df666c2a8ddfeb14160b5d345e679207204443f95b4885b588ab1dfea1"
+DEFAULT_WORLD_HASH = "a706a77d8492f8f060fbf98c7e7bd0f932c1f4b37008808821517f09312e0918"
 
 
 @pytest.mark.slow
