@@ -250,6 +250,10 @@ SETUP_RECORDS = {
                         "is picked up on Saturday (2025-02-15)"),
     "friday_delivery": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-21"),
                                '{ts: "2025-02-21T11:00:00-05:00", status: delivered, location: "Richmond, VA"}'), None),
+    "delivered_after_the_rounds": (_scans(LABEL, PICKUP, HOP, _out_for_delivery("2025-02-21"),
+                                          '{ts: "2025-02-21T21:40:00-05:00", status: delivered, '
+                                          'location: "Richmond, VA"}'),
+                                   "is delivered at 21:40, after the carriers' delivery rounds end (20:00)"),
     "delivered_without_going_out": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
                                                                'location: "Richmond, VA"}'),
                                     "is delivered with no 'out_for_delivery' scan before it"),

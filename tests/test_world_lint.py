@@ -375,6 +375,16 @@ def test_shipment_scans_flags_a_label_printed_the_minute_of_payment(world: World
                                           "the minute its payment was captured"]
 
 
+def test_shipment_scans_flags_a_delivery_after_the_rounds_end(world: World) -> None:
+    """Round 111: a setup's parcels were delivered at 22:10 and 23:04, after the ETA's 20:00, when rounds end."""
+    ship, delivered = pick(world, "shipment_scans", "SELECT id, delivered_at FROM shipment WHERE status = 'delivered' "
+                                                    "ORDER BY id")
+    late = datetime.fromisoformat(delivered).replace(tzinfo=UTC).astimezone(world.tz).replace(hour=21, minute=4)
+    found = injected(world, "shipment_scans", ship,
+                     ("UPDATE shipment SET delivered_at = ? WHERE id = ?", (db.encode_datetime(late), ship)))
+    assert [f.message for f in found] == ["is delivered at 21:04, after the carriers' delivery rounds end (20:00)"]
+
+
 def test_price_steps_flags_a_spike_of_hours_to_an_odd_amount(world: World) -> None:
     product, price = pick(world, "price_steps", "SELECT id, price FROM product ORDER BY id")
     history = [{"until": "2025-08-01T00:00:00-04:00", "price": price},

@@ -3,7 +3,8 @@
 than its order was placed, each scan is written in the world's UTC offset of its day, no scan is after the world's
 now, it leaves from the warehouse ``kb-warehouse-network`` assigns
 (:func:`~corecraft.world.fidelity.origin_problem`, as lint's), its scans head for the order's city without
-zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there, then is delivered,
+zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there, then is delivered
+by the time the carriers' rounds end (:data:`~corecraft.world.fidelity.ROUNDS_END`, as lint's shipment_scans),
 it is labelled and picked up on carrier business days (:func:`~corecraft.world.rules.is_business_day` with
 ``carrier_holidays`` from ``seeds/policy.yaml``) and within the dock's day
 (:func:`~corecraft.world.fidelity.pickup_problem`: not before the first collection, by the last one if labelled in
@@ -59,6 +60,7 @@ from corecraft.tools.common import COUNTED_REFUNDS
 from corecraft.world import db, models
 from corecraft.world.fidelity import (
     CASUAL_CHANNELS,
+    ROUNDS_END,
     Fidelity,
     approval_problem,
     delay_flag_problem,
@@ -528,6 +530,10 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
             [str(e.get("status")) for e in events], _moment(row["eta"], world).astimezone(world.tz),
             _moment(row["delivered_at"], world).astimezone(world.tz))):
         out.append(("events", f"{problem}, as every late world parcel (kb-shipment-tracking-events)"))
+    delivered = next((e for e in events if e.get("status") == "delivered"), None)
+    if delivered is not None and (at := _moment(delivered["ts"], world).astimezone(world.tz)).time() > ROUNDS_END:
+        out.append(("events", f"is delivered at {at:%H:%M}, after the carriers' delivery rounds end "
+                              f"({ROUNDS_END:%H:%M}), when no world parcel is"))
     # Delivered or still on its way, a parcel is scanned the night after pickup and then every few business days;
     # the silence after the last scan of one still on its way is left alone (a task's stuck parcel).
     scans = [moment for e in events if e.get("status") != "label_created"  # a future scan: reported above

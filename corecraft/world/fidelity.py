@@ -1301,6 +1301,10 @@ FIRST_PICKUP = time(7, 30)
 FIRST_ROUND_ENDS = time(8, 0)
 """By when the first collection has scanned the parcels labelled after :data:`NEXT_DAY_LABELS` the evening before."""
 
+ROUNDS_END = time(20, 0)
+"""When the carriers' delivery rounds end (kb-shipping-policy): the time of every ETA, and the latest a parcel is
+delivered."""
+
 
 def pickup_problem(labelled: datetime | None, picked: datetime) -> str | None:
     """What is wrong with a parcel picked up at ``picked`` after its label at ``labelled`` (both world time), as

@@ -33,6 +33,7 @@ from corecraft.world.fidelity import (
     PRICE_DROP_QUOTE,
     RAW_ID,
     RETURN_FOLLOW_UP,
+    ROUNDS_END,
     TICKET_ID,
     TRACKING,
     WORDING_GAP,
@@ -542,8 +543,9 @@ def shipment_scans(r: Records) -> list[Finding]:
     """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, its scans are in
     time order, a ``delayed`` scan is made where the parcel is (the place of the scan before it), not in
     "carrier network", and not before the day of its ETA (a parcel is late once it misses it), one delivered after
-    its ETA's day has one (:func:`~corecraft.world.fidelity.delay_flag_problem`), and a label is not printed the
-    very minute the payment was captured (someone picks the order first)."""
+    its ETA's day has one (:func:`~corecraft.world.fidelity.delay_flag_problem`), a label is not printed the
+    very minute the payment was captured (someone picks the order first), and a parcel is delivered by the time the
+    carriers' delivery rounds end (:data:`~corecraft.world.fidelity.ROUNDS_END`)."""
     found = []
     for ship in r.shipments.values():
         statuses = [e["status"] for e in ship["events"]]
@@ -569,6 +571,10 @@ def shipment_scans(r: Records) -> list[Finding]:
         if (problem := delay_flag_problem(statuses, ship["eta"] and ship["eta"].astimezone(r.tz),
                                           ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz))):
             found.append(Finding("shipment_scans", ship["id"], problem))
+        delivered = ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz)
+        if delivered and delivered.time() > ROUNDS_END:
+            found.append(Finding("shipment_scans", ship["id"], f"is delivered at {delivered:%H:%M}, after the carriers' "
+                                 f"delivery rounds end ({ROUNDS_END:%H:%M})"))
     return found
 
 

@@ -17,6 +17,7 @@ from corecraft.world.fidelity import (
     LAST_PICKUP,
     NEXT_DAY_LABELS,
     NIGHT_TRAILER_LABELS,
+    ROUNDS_END,
     asked_at,
     assigned_warehouse,
     distance_km,
@@ -550,7 +551,7 @@ class CommerceMixin(GeneratorBase):
             return min(max(add_business_days(paid_at.replace(hour=9, minute=0), lead, off), paid_at), self.now)
 
         def timeline(start: datetime, off: Collection[date], sla: int, delay: int) -> tuple[datetime, datetime]:
-            eta = add_business_days(start, sla, off).replace(hour=20, minute=0)
+            eta = add_business_days(start, sla, off).replace(hour=ROUNDS_END.hour, minute=ROUNDS_END.minute)
             arrive = add_business_days(eta, delay, off) if late else eta - timedelta(hours=early)
             return eta, arrive.replace(hour=hour, minute=minute)
 
@@ -578,7 +579,7 @@ class CommerceMixin(GeneratorBase):
         # delay drawn above still paces the scans, so the shared stream stays as it was).
         _, arrive = timeline(shipped, holidays, drawn_sla, min(extra, max_delay(drawn_sla)))
         eta = add_business_days(shipped, self.policy.shipping[carrier].sla_business_days, holidays).replace(
-            hour=20, minute=0)
+            hour=ROUNDS_END.hour, minute=ROUNDS_END.minute)
         late = late and arrive > eta
         delivered = arrive if arrive <= self.now else None
         draw.choice(WAREHOUSES)  # the warehouse was once drawn here; the draw keeps the shared stream
