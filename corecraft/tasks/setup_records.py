@@ -530,8 +530,8 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
             [str(e.get("status")) for e in events], _moment(row["eta"], world).astimezone(world.tz),
             _moment(row["delivered_at"], world).astimezone(world.tz))):
         out.append(("events", f"{problem}, as every late world parcel (kb-shipment-tracking-events)"))
-    delivered = next((e for e in events if e.get("status") == "delivered"), None)
-    if delivered is not None and (at := _moment(delivered["ts"], world).astimezone(world.tz)).time() > ROUNDS_END:
+    handed = next((e for e in events if e.get("status") == "delivered"), None)
+    if handed is not None and (at := _moment(handed["ts"], world).astimezone(world.tz)).time() > ROUNDS_END:
         out.append(("events", f"is delivered at {at:%H:%M}, after the carriers' delivery rounds end "
                               f"({ROUNDS_END:%H:%M}), when no world parcel is"))
     # Delivered or still on its way, a parcel is scanned the night after pickup and then every few business days;
