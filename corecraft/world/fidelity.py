@@ -1370,6 +1370,15 @@ def delay_flag_problem(statuses: Sequence[str], eta: datetime | None, delivered:
             "flags a parcel late on its due day")
 
 
+def delivery_hour_problem(delivered: datetime | None) -> str | None:
+    """What is wrong with a parcel delivered at ``delivered`` (world time): it is delivered by the time the carriers'
+    rounds end (:data:`ROUNDS_END`); None when it is, or is not delivered. Shared by lint's shipment_scans and
+    ``corecraft tasks check``'s setup parcels."""
+    if delivered is None or delivered.time() <= ROUNDS_END:
+        return None
+    return f"is delivered at {delivered:%H:%M}, after the carriers' delivery rounds end ({ROUNDS_END:%H:%M})"
+
+
 OPEN_TICKET_STATUSES = frozenset({"new", "open", "pending_customer"})
 """Statuses of a ticket still being worked on: the queue an agent sees together."""
 

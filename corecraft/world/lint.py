@@ -33,7 +33,6 @@ from corecraft.world.fidelity import (
     PRICE_DROP_QUOTE,
     RAW_ID,
     RETURN_FOLLOW_UP,
-    ROUNDS_END,
     TICKET_ID,
     TRACKING,
     WORDING_GAP,
@@ -51,6 +50,7 @@ from corecraft.world.fidelity import (
     day_end_problems,
     days_past_window,
     delay_flag_problem,
+    delivery_hour_problem,
     duration_problems,
     eta_problem,
     fill_words,
@@ -545,7 +545,7 @@ def shipment_scans(r: Records) -> list[Finding]:
     "carrier network", and not before the day of its ETA (a parcel is late once it misses it), one delivered after
     its ETA's day has one (:func:`~corecraft.world.fidelity.delay_flag_problem`), a label is not printed the
     very minute the payment was captured (someone picks the order first), and a parcel is delivered by the time the
-    carriers' delivery rounds end (:data:`~corecraft.world.fidelity.ROUNDS_END`)."""
+    carriers' delivery rounds end (:func:`~corecraft.world.fidelity.delivery_hour_problem`)."""
     found = []
     for ship in r.shipments.values():
         statuses = [e["status"] for e in ship["events"]]
@@ -571,10 +571,8 @@ def shipment_scans(r: Records) -> list[Finding]:
         if (problem := delay_flag_problem(statuses, ship["eta"] and ship["eta"].astimezone(r.tz),
                                           ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz))):
             found.append(Finding("shipment_scans", ship["id"], problem))
-        delivered = ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz)
-        if delivered and delivered.time() > ROUNDS_END:
-            found.append(Finding("shipment_scans", ship["id"], f"is delivered at {delivered:%H:%M}, after the carriers' "
-                                 f"delivery rounds end ({ROUNDS_END:%H:%M})"))
+        if problem := delivery_hour_problem(ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz)):
+            found.append(Finding("shipment_scans", ship["id"], problem))
     return found
 
 
