@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "a706a77d8492f8f060fbf98c7e7bd0f932c1f4b37008808821517f09312e0918"
+DEFAULT_WORLD_HASH = "bcadf35af698e5e6a673eaf3302e8814bbb2fa59aee6a056869e0d239a36a866"
 
 
 @pytest.mark.slow
