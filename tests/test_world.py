@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "bcadf35af698e5e6a673eaf3302e8814bbb2fa59aee6a056869e0d239a36a866"
+DEFAULT_WORLD_HASH = "af72ce58af1608374c32228718ac7f386ac2e17b0d7cf2a83508796811505762"
 
 
 @pytest.mark.slow
