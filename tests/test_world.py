@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "af72ce58af1608374c32228718ac7f386ac2e17b0d7cf2a83508796811505762"
+DEFAULT_WORLD_HASH = "77528c0bd9675fca47ac47b35e37f31165e541e57748323f5022922600147e63"
 
 
 @pytest.mark.slow
