@@ -277,6 +277,12 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                      "kb-doa-policy-2023 is deprecated, so ignore its 7-day window.", True, ""),
     "stated_window_is_forbidden": ({"not_contains": ["7-day"]}, "DOA has a 7-day window, so this one applies.",
                                    False, "forbidden '7-day'"),
+    # Regression (blind round 125's review): "Nothing will be refunded" after a customer keeps the item failed a
+    # not_contains meant for a claim that a refund was made.
+    "nothing_refunded_is_not_stated": ({"not_contains": ["refunded"]},
+                                       "Understood, you keep the board. Nothing will be refunded.", True, ""),
+    "refunded_is_forbidden": ({"not_contains": ["refunded"]}, "Understood. I've refunded $194.65 to your card.",
+                              False, "forbidden 'refunded'"),
     "promised_date_is_forbidden": ({"not_contains": ["9/20"]},
                                    "It should ship by 9/20. Ignore the old tracking page.", False, "forbidden '9/20'"),
     "denial_then_statement_is_forbidden": ({"not_contains": ["refund the ram line"]},

@@ -188,7 +188,8 @@ def test_blind_play_replies_are_graded_as_before(session: dict[str, Any]) -> Non
     ("7 of them come from our 4 platinum customers", True),  # round 125: the 4 counts customers, not tickets
     ("7 tickets come from platinum customers", True),
     ("11 tickets come from platinum customers", False),
-    ("11 are platinum tickets", False),
+    ("11 platinum tickets in total", False),
+    ("7 come from platinum customers; the other two platinum tickets were already high", True),
 ])
 def test_a_count_of_the_platinum_customers_is_not_the_count_of_their_tickets(count_sentence: str, met: bool) -> None:
     task = DOMAIN.tasks.get("ledger_audit_rhea_platinum_priority_fix")
