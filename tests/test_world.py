@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "77528c0bd9675fca47ac47b35e37f31165e541e57748323f5022922600147e63"
+DEFAULT_WORLD_HASH = "b0e77bad22efc8393039887c0cc485be33dfbbf8f3e464eff05738f46dac5c22"
 
 
 @pytest.mark.slow
