@@ -183,7 +183,6 @@ def test_blind_play_replies_are_graded_as_before(session: dict[str, Any]) -> Non
         assert not result.passed and result.reward == 0.0, session["wrong_because"]
 
 
-
 @pytest.mark.parametrize(("count_sentence", "met"), [
     ("7 of them come from our 4 platinum customers", True),  # round 125: the 4 counts customers, not tickets
     ("7 tickets come from platinum customers", True),
@@ -198,6 +197,7 @@ def test_a_count_of_the_platinum_customers_is_not_the_count_of_their_tickets(cou
              "5 to high: tick-250726-003, tick-250801-004, tick-250819-004, tick-250828-005, tick-250828-007.")
     result = _grade(task, calls, reply)
     assert next(r.status for r in result.criteria if r.id == "reply_platinum_total") == ("met" if met else "not_met")
+
 
 JUSTIFIED_PASSES: dict[tuple[str, str], str] = {}
 """Exploit passes that are correct solutions, each with why. Everything else must earn no pass (issue #11)."""
