@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "b0e77bad22efc8393039887c0cc485be33dfbbf8f3e464eff05738f46dac5c22"
+DEFAULT_WORLD_HASH = "5fdf23f8e4c52dfff8113594c85922ec8baebe1a3cbcc9c441e4b7a4ad00589c"
 
 
 @pytest.mark.slow

@@ -1426,6 +1426,18 @@ def test_replacement_records_flags_a_shipped_replacement_left_as_no_action(defau
         in found[0].message
 
 
+@pytest.mark.slow
+def test_replacement_records_flags_an_outcome_changed_before_the_replacement_shipped(default_world: World) -> None:
+    """Round 109: a resolution turned replacement_sent on the evening its replacement was placed, a day before it
+    shipped; it is updated when the replacement ships now, and dating it at the placement is flagged."""
+    order, _, resolution, _, _ = replacement(default_world)
+    placed, = one(default_world, "SELECT created_at FROM \"order\" WHERE id = ?", order)
+    found = injected(default_world, "replacement_records", resolution,
+                     ("UPDATE resolution SET updated_at = ? WHERE id = ?", (placed, resolution)))
+    assert len(found) == 1 and found[0].message.startswith("turned replacement_sent on") \
+        and f"before {order} shipped" in found[0].message
+
+
 def test_replacements_placed_flags_an_approval_long_due_without_its_order(world: World) -> None:
     """An approval older than the longest return delay, still promising the order, is flagged; one within it
     is not; one naming an order that does not replace the ticket's is."""

@@ -1780,8 +1780,8 @@ def resolution_details(r: Records) -> list[Finding]:
 
 def replacement_records(r: Records) -> list[Finding]:
     """A resolution is ``replacement_sent`` exactly when the replacement order its details name (an order at no
-    charge replacing the ticket's order) has shipped: until then an approved replacement is ``no_action``
-    (kb-writing-resolutions)."""
+    charge replacing the ticket's order) has shipped, and it is updated no earlier than that: until then an approved replacement is
+    ``no_action`` (kb-writing-resolutions)."""
     found = []
     for res in r.resolutions.values():
         t = r.tickets[res["ticket_id"]]
@@ -1792,6 +1792,10 @@ def replacement_records(r: Records) -> list[Finding]:
         elif ship is not None and res["outcome"] != "replacement_sent":
             found.append(Finding("replacement_records", res["id"], f"records {res['outcome']} for {t['id']}, but "
                                  f"its replacement {ship['order_id']} shipped on {ship['shipped_at']:%Y-%m-%d}"))
+        elif ship is not None and res["updated_at"] is not None and res["updated_at"] < ship["shipped_at"]:
+            found.append(Finding("replacement_records", res["id"], f"turned replacement_sent on "
+                                 f"{res['updated_at']:%Y-%m-%d %H:%M}, before {ship['order_id']} shipped "
+                                 f"({ship['shipped_at']:%Y-%m-%d %H:%M})"))
     return found
 
 
@@ -1802,7 +1806,7 @@ def replacements_placed(r: Records) -> list[Finding]:
     replacement order (``placed``: an order replacing the ticket's order, placed on the day it says), or the
     refund the unit had been returned for (``refunded``: a return on the ticket's order asked for by then), or the
     order that had replaced the unit already (``replaced_before``: placed by then); the resolution, and its ticket,
-    were last updated on the update's day."""
+    were last updated on the update's day, or on the day the replacement shipped (its outcome changed then)."""
     promise = r.rules.replacement_promise
     found = []
     for res in r.resolutions.values():
@@ -1820,7 +1824,9 @@ def replacements_placed(r: Records) -> list[Finding]:
             continue
         how, said = settled
         updated = res.get("updated_at")
-        if updated is None or f"{updated.astimezone(r.tz):%Y-%m-%d}" != said["date"] or updated > t["updated_at"]:
+        shipped = r.replacement_shipment(res)
+        update_days = {said["date"], *([f"{shipped['shipped_at'].astimezone(r.tz):%Y-%m-%d}"] if shipped else [])}
+        if updated is None or f"{updated.astimezone(r.tz):%Y-%m-%d}" not in update_days or updated > t["updated_at"]:
             found.append(Finding("replacements_placed", res["id"], f"carries an update dated {said['date']}, but was "
                                  f"last updated {'never' if updated is None else f'{updated.astimezone(r.tz):%Y-%m-%d}'}"
                                  f" and its ticket {t['updated_at'].astimezone(r.tz):%Y-%m-%d}"))

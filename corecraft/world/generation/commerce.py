@@ -334,9 +334,9 @@ class CommerceMixin(GeneratorBase):
         replaced order's customer and address, $0 and with no payment, numbered after its day's orders (which
         keep their ids) and shipped as any order is, from randomness private to the ticket (the shared stream,
         and so every other record, stays as it was). The approval's details then say so, and its outcome is
-        ``replacement_sent`` once the order ships (kb-writing-resolutions). A unit returned for a refund by
-        then, or already replaced, is not replaced again (the details say which); an approval too recent for
-        the return to be logged by now keeps its promise."""
+        ``replacement_sent`` once the order ships (kb-writing-resolutions), the resolution updated then. A unit
+        returned for a refund by then, or already replaced, is not replaced again (the details say which); an
+        approval too recent for the return to be logged by now keeps its promise."""
         promise = self.seeds.fidelity.replacement_promise
         products = {p["id"]: p for p in self.rows[m.Product]}
         lines_by_order = self.lines_by_order()
@@ -388,7 +388,7 @@ class CommerceMixin(GeneratorBase):
         for order in placed:
             line = {"id": f"{order['id']}-L1", "order_id": order["id"], **order.pop("_line")}
             shipment = self.shipment(order, order["created_at"], [products[line["product_id"]]], order.pop("_rng"))
-            res = order.pop("_resolution")
+            res = order["_resolution"]  # kept: the parcel's clock moves its update with the shipment
             res["details"] = promise.settled(res["details"], "placed", date=order["created_at"].date().isoformat(),
                                              order_id=order["id"])
             self.updated(res, order["created_at"])
@@ -396,6 +396,7 @@ class CommerceMixin(GeneratorBase):
                 self.rows[m.Shipment].append(shipment)
                 order.update(status="fulfilled", updated_at=shipment["shipped_at"])
                 res["outcome"] = "replacement_sent"
+                self.updated(res, shipment["shipped_at"])  # the outcome changes when the replacement ships
             self.rows[m.OrderLine].append(line)
         self.rows[m.Order] += placed
 
@@ -468,6 +469,9 @@ class CommerceMixin(GeneratorBase):
             order = orders[ship["order_id"]]
             if order["updated_at"] == ship["shipped_at"]:
                 order["updated_at"] = times[1]
+            settled = order.get("_resolution")  # a replacement's approval, updated when the replacement shipped
+            if settled is not None and settled["updated_at"] == ship["shipped_at"]:
+                self.updated(settled, times[1])
             ship["shipped_at"] = times[1]
 
     def working_clock(self, ship: dict[str, Any], paid: datetime | None, near: list[datetime]) -> list[datetime] | None:
