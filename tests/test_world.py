@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "5fdf23f8e4c52dfff8113594c85922ec8baebe1a3cbcc9c441e4b7a4ad00589c"
+DEFAULT_WORLD_HASH = "2256ae5ca5e9553f7b09107a7ccccd28343aa3cd053e648962aa50f06dccbbf2"
 
 
 @pytest.mark.slow
