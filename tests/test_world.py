@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "2256ae5ca5e9553f7b09107a7ccccd28343aa3cd053e648962aa50f06dccbbf2"
+DEFAULT_WORLD_HASH = "64e5b2b7af234bd636c1ab37a994df0a71f1b703021efc78f7260fc404c42370"
 
 
 @pytest.mark.slow
