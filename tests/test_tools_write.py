@@ -5,6 +5,7 @@ the world unchanged. Rows are found with SQL; missing situations are built by ed
 from __future__ import annotations
 
 import json
+import pickle
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -519,10 +520,37 @@ def test_post_slack_message(ctx: ToolContext) -> None:
                    "WHERE id = ?", msg["id"])
     assert row == ("ch-escalations", ctx.actor_id, "[tick-250911-003] above my limit", stored(ctx, now), "{}", None)
     reply = ok(ctx, "post_slack_message", {"channel": "escalations", "text": "done", "thread_parent_id": msg["id"]})
-    assert reply["id"] == f"msg-{now:%y%m%d-%H%M}b" and reply["thread_parent_id"] == msg["id"]  # a minute's second
-    assert one(ctx, "SELECT ts FROM slackmessage WHERE id = ?", reply["id"]) == (stored(ctx, now),)
+    later = now + timedelta(minutes=1)  # each write takes a minute (World.clock)
+    assert reply["id"] == f"msg-{later:%y%m%d-%H%M}" and reply["thread_parent_id"] == msg["id"]
+    assert one(ctx, "SELECT ts FROM slackmessage WHERE id = ?", reply["id"]) == (stored(ctx, later),)
     nested = ok(ctx, "post_slack_message", {"channel": "escalations", "text": "ok", "thread_parent_id": reply["id"]})
     assert nested["thread_parent_id"] == msg["id"]
+
+
+def test_a_taken_minute_gives_the_message_a_letter(ctx: ToolContext) -> None:
+    """A message already posted at the clock's minute (the world's, or a set-up's) makes the agent's the second."""
+    now = ctx.world.now
+    ctx.conn.execute("UPDATE slackmessage SET id = ? WHERE id = (SELECT min(id) FROM slackmessage)",
+                     (f"msg-{now:%y%m%d-%H%M}",))
+    msg = ok(ctx, "post_slack_message", {"channel": "#escalations", "text": "[tick-250911-003] above my limit"})
+    assert msg["id"] == f"msg-{now:%y%m%d-%H%M}b"
+
+
+def test_each_write_takes_a_minute_and_a_rejected_one_none(ctx: ToolContext) -> None:
+    """Round 130: every write of an episode was stamped at 14:00. The clock moves a minute per write; a rejected
+    call moves it not at all, and a fork or a pickle of the world keeps it."""
+    now = ctx.world.now
+    first = ok(ctx, "post_slack_message", {"channel": "#general", "text": "first"})
+    rejected(ctx, "post_slack_message", {"channel": "#nope", "text": "lost"}, "not_found")
+    ok(ctx, "search_tickets", {"limit": 1})
+    second = ok(ctx, "post_slack_message", {"channel": "#general", "text": "second"})
+    assert [first["id"], second["id"]] == [f"msg-{now:%y%m%d-%H%M}", f"msg-{now + timedelta(minutes=1):%y%m%d-%H%M}"]
+    twin, thawed = ctx.world.fork(), pickle.loads(pickle.dumps(ctx.world))
+    try:
+        assert twin.clock == thawed.clock == ctx.world.clock == now + timedelta(minutes=2)
+    finally:
+        twin.close()
+        thawed.close()
 
 
 def test_slack_rules(ctx: ToolContext) -> None:
@@ -553,7 +581,7 @@ def test_full_refund_procedure(ctx: ToolContext) -> None:
     assert one(ctx, "SELECT status FROM payment WHERE id = ?", c["payment_id"])[0] == "partially_refunded"
     assert one(ctx, 'SELECT status FROM "order" WHERE id = ?', c["order_id"])[0] == "partially_refunded"
     assert one(ctx, "SELECT status, updated_at FROM supportticket WHERE id = ?", ticket) == (
-        "resolved", stored(ctx, ctx.world.now))
+        "resolved", stored(ctx, ctx.world.now + timedelta(minutes=4)))  # the episode's fifth write
     assert one(ctx, "SELECT refund_id, resolved_by_id FROM resolution WHERE ticket_id = ? ORDER BY id DESC",
                ticket) == (refund["id"], ctx.actor_id)
 

@@ -219,4 +219,6 @@ class Toolkit:
             conn.execute("RELEASE tool_call")
             return ToolError("invalid_request", f"{name} could not run with these arguments: {exc}").payload()
         conn.execute("RELEASE tool_call")
+        if not entry.read_only:
+            ctx.world.writes += 1  # the next write comes a minute later (World.clock)
         return result

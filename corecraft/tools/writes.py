@@ -284,7 +284,7 @@ def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
         "id": refund_id, "payment_id": payment["id"], "ticket_id": args.ticket_id,
         "lines": [{"order_line_id": ln.order_line_id, "quantity": ln.quantity} for ln in args.lines],
         "amount": money(args.amount), "reason": args.reason, "status": "approved",
-        "approved_by_id": actor["id"], "created_at": ctx.world.now, "processed_at": None,
+        "approved_by_id": actor["id"], "created_at": ctx.world.clock, "processed_at": None,
     }])
     result = {**require(ctx, Refund, refund_id, "id"), "remaining_refundable": money(remaining - args.amount)}
     if args.reason in LINE_REASONS and order["status"] not in NEVER_SHIPPED and not args.item_received:  # to come back
@@ -319,7 +319,7 @@ def create_escalation(ctx: ToolContext, args: CreateEscalationArgs) -> dict[str,
     escalation_id = next_id(ctx, Escalation, "esc")
     db.insert_many(ctx.conn, Escalation, [{
         "id": escalation_id, "ticket_id": ticket["id"], "type": args.type, "destination": args.destination,
-        "notes": args.notes, "created_by_id": actor["id"], "created_at": ctx.world.now, "resolved_at": None,
+        "notes": args.notes, "created_by_id": actor["id"], "created_at": ctx.world.clock, "resolved_at": None,
     }])
     return require(ctx, Escalation, escalation_id, "id")
 
@@ -357,7 +357,7 @@ def create_resolution(ctx: ToolContext, args: CreateResolutionArgs) -> dict[str,
     db.insert_many(ctx.conn, Resolution, [{
         "id": resolution_id, "ticket_id": ticket["id"], "outcome": args.outcome,
         "resolved_by_id": actor["id"], "refund_id": args.refund_id, "details": args.details,
-        "created_at": ctx.world.now,
+        "created_at": ctx.world.clock,
     }])
     return require(ctx, Resolution, resolution_id, "id")
 
@@ -406,7 +406,7 @@ def update_order_status(ctx: ToolContext, args: UpdateOrderStatusArgs) -> dict[s
     order = require(ctx, Order, args.order_id, "order_id")
     _check_transition(f"order {order['id']}", order["status"], args.status, ctx.policy.order_transitions)
     _check_order_money(ctx, order, args.status)
-    return _update(ctx, Order, order["id"], {"status": args.status, "updated_at": ctx.world.now})
+    return _update(ctx, Order, order["id"], {"status": args.status, "updated_at": ctx.world.clock})
 
 
 # -- update_payment_status --------------------------------------------------------------
@@ -434,7 +434,7 @@ def update_payment_status(ctx: ToolContext, args: UpdatePaymentStatusArgs) -> di
                         f"refunds total ${refunded:.2f}", "status")
     values: dict[str, Any] = {"status": args.status}
     if payment["status"] == "pending":
-        values["processed_at"] = ctx.world.now
+        values["processed_at"] = ctx.world.clock
     return {**_update(ctx, Payment, payment["id"], values), "refunded_total": refunded}
 
 
@@ -473,7 +473,7 @@ def update_ticket_status(ctx: ToolContext, args: UpdateTicketStatusArgs) -> dict
         values["type"] = args.type
     if args.assignee_id is not None:
         values["assignee_id"] = require(ctx, Employee, args.assignee_id, "assignee_id")["id"]
-    return _update(ctx, SupportTicket, ticket["id"], {**values, "updated_at": ctx.world.now})
+    return _update(ctx, SupportTicket, ticket["id"], {**values, "updated_at": ctx.world.clock})
 
 
 # -- post_slack_message -----------------------------------------------------------------
@@ -512,10 +512,10 @@ def post_slack_message(ctx: ToolContext, args: PostSlackMessageArgs) -> dict[str
         if parent["channel_id"] != channel["id"]:
             raise ToolError("invalid_argument", f"message {parent['id']} is not in {name}", "thread_parent_id")
         parent_id = parent["thread_parent_id"] or parent["id"]
-    message_id = models.message_id(ctx.world.now, lambda taken: ctx.conn.execute(
+    message_id = models.message_id(ctx.world.clock, lambda taken: ctx.conn.execute(
         f"SELECT 1 FROM {db.table(SlackMessage)} WHERE id = ?", (taken,)).fetchone() is not None)
     db.insert_many(ctx.conn, SlackMessage, [{
         "id": message_id, "channel_id": channel["id"], "author_id": actor["id"], "text": args.text,
-        "ts": ctx.world.now, "reactions": {}, "thread_parent_id": parent_id,
+        "ts": ctx.world.clock, "reactions": {}, "thread_parent_id": parent_id,
     }])
     return {**require(ctx, SlackMessage, message_id, "id"), "channel": name}

@@ -93,7 +93,7 @@ def violations(world: World, rules: Policy) -> list[str]:
         ids = [str(r[0]) for r in conn.execute(sql).fetchall()]
         if ids:
             problems.append(f"{description}: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}")
-    now = db.encode_datetime(world.now)
+    now = db.encode_datetime(world.clock)  # the episode's writes are stamped up to its clock
     for table, column in _dated_columns():
         late = conn.execute(f'SELECT id FROM "{table}" WHERE {column} > ? LIMIT 5', (now,)).fetchall()
         if late:

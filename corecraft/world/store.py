@@ -20,7 +20,7 @@ import tempfile
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -205,6 +205,7 @@ class World:
                  setup: Setup | None = None, pool: OverlayPool | None = None) -> None:
         self.recipe, self.seed, self.now, self.tz = recipe, seed, now, tz
         self.setup, self.pool = setup, pool
+        self.writes = 0  # the tool calls that have changed this episode's world (see :attr:`clock`)
         self._overlay: Overlay | None = overlay
         self._session: Session | None = None
         overlay.begin(setup.key if setup else NO_SETUP, None if setup is None else lambda: setup.apply(self))
@@ -218,6 +219,12 @@ class World:
     @property
     def conn(self) -> sqlite3.Connection:
         return self.overlay.conn
+
+    @property
+    def clock(self) -> datetime:
+        """The moment the episode's next write is stamped with: each write takes a minute, the first made at
+        :attr:`now` (the moment the episode starts, which stays "today" for every date rule)."""
+        return self.now + timedelta(minutes=self.writes)
 
     @property
     def query_plans(self) -> dict[str, bool]:
@@ -237,12 +244,13 @@ class World:
         """Pickled as its base (a template path, or bytes), its setup and the rows it changed; the session and
         the pool are not kept. The template file must exist where the world is unpickled."""
         return {"recipe": self.recipe, "seed": self.seed, "now": self.now, "tz": self.tz, "base": self.overlay.base,
-                "setup": self.setup, "changes": changelog.dump(self.conn)}
+                "setup": self.setup, "changes": changelog.dump(self.conn), "writes": self.writes}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["recipe"], state["seed"], state["now"], state["tz"],  # type: ignore[misc]
                       Overlay(state["base"]), state["setup"])
         changelog.replay(self.conn, state["changes"])
+        self.writes = state["writes"]
 
     def fork(self) -> World:
         """An independent copy of this world as it is now (a connection of the same base, the changes replayed)."""
@@ -250,6 +258,7 @@ class World:
         overlay = self.pool.take(base, self.setup.key if self.setup else NO_SETUP) if self.pool is not None else Overlay(base)
         twin = World(self.recipe, self.seed, self.now, self.tz, overlay, self.setup, self.pool)
         changelog.replay(twin.conn, changelog.dump(self.conn))
+        twin.writes = self.writes
         return twin
 
     @cached_property
