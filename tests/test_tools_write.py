@@ -545,12 +545,14 @@ def test_each_write_takes_a_minute_and_a_rejected_one_none(ctx: ToolContext) -> 
     ok(ctx, "search_tickets", {"limit": 1})
     second = ok(ctx, "post_slack_message", {"channel": "#general", "text": "second"})
     assert [first["id"], second["id"]] == [f"msg-{now:%y%m%d-%H%M}", f"msg-{now + timedelta(minutes=1):%y%m%d-%H%M}"]
-    twin, thawed = ctx.world.fork(), pickle.loads(pickle.dumps(ctx.world))
+    twin, thawed, older = ctx.world.fork(), pickle.loads(pickle.dumps(ctx.world)), World.__new__(World)
+    older.__setstate__({k: v for k, v in ctx.world.__getstate__().items() if k != "writes"})  # pickled before it
     try:
         assert twin.clock == thawed.clock == ctx.world.clock == now + timedelta(minutes=2)
+        assert older.clock == now and older.hash() == ctx.world.hash()
     finally:
-        twin.close()
-        thawed.close()
+        for world in (twin, thawed, older):
+            world.close()
 
 
 def test_slack_rules(ctx: ToolContext) -> None:

@@ -250,7 +250,7 @@ class World:
         self.__init__(state["recipe"], state["seed"], state["now"], state["tz"],  # type: ignore[misc]
                       Overlay(state["base"]), state["setup"])
         changelog.replay(self.conn, state["changes"])
-        self.writes = state["writes"]
+        self.writes = state.get("writes", 0)  # a world pickled before the clock counted writes starts it again
 
     def fork(self) -> World:
         """An independent copy of this world as it is now (a connection of the same base, the changes replayed)."""
