@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "64e5b2b7af234bd636c1ab37a994df0a71f1b703021efc78f7260fc404c42370"
+DEFAULT_WORLD_HASH = "14d26100f2ce3a7c3b89f2bf6c4e60d12de3967b4db0b08dd8bdcf02f718208f"
 
 
 @pytest.mark.slow
