@@ -11,6 +11,7 @@ and awkward ids.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -154,6 +155,6 @@ def test_next_id_matches_the_like_scan_on_the_default_world() -> None:
             assert next_id(ctx, model, prefix) == like_next_id(ctx, model, prefix)
         posted = [TOOLKIT.call(ctx, "post_slack_message", {"channel": "#escalations", "text": text})["id"]
                   for text in ("[tick-250911-003] Done.", "[tick-250911-003] And closed.")]
-        assert posted == [f"msg-{world.now:%y%m%d-%H%M}", f"msg-{world.now:%y%m%d-%H%M}b"]
+        assert posted == [f"msg-{world.now:%y%m%d-%H%M}", f"msg-{world.clock - timedelta(minutes=1):%y%m%d-%H%M}"]
     finally:
         world.close()
