@@ -116,6 +116,8 @@ def test_accents_do_not_matter_for_names() -> None:
     ("13 delivered on time and 2 late", "on time", "count", [13.0]),
     ("13 of 15 shipments were delivered on time.", "on time", "count", [13.0]),
     ("Of the 15 shipments, 13 out of the 15 were on-time and 2 were not on time.", "on time", "count", [13.0]),
+    ("None of Priya's 6 are from platinum customers.", "platinum", "count", [None]),  # blind round 135: her tickets
+    ("None of her 6 tickets were on time; 4 of Tomas's 9 were on time.", "on time", "count", [None, 4.0]),
     ("Thirteen arrived on time; two were late.", "on time", "count", [13.0]),
     ("Twenty-one parcels arrived on time.", "on time", "count", [21.0]),
     ("On-time deliveries: 13 (as of Sept 5).", "on-time delivery", "count", [13.0]),

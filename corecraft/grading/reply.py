@@ -288,7 +288,9 @@ def _clause_split(text: str) -> list[tuple[str, bool]]:
 
 _TOKEN = re.compile(rf"{_NUMBER.pattern}|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)", re.IGNORECASE)
 _NEGATORS = frozenset({"not", "never"})
-_OF_FILLERS = frozenset({"the", "our", "all", "those", "these"})
+_OF_FILLERS = frozenset({"the", "our", "all", "those", "these", "her", "his", "their", "its"})
+_NONE = frozenset({"none", "neither"})
+"""Words that, like the 13 of "13 of 15", take a whole after "of": "none of Priya's 6" counts her tickets, not a label's."""
 _DETERMINERS = frozenset({"the", "those", "these"})
 """Words that make the number after them a reference to things already in view, not a count ("the two orders
 are 39 days apart")."""
@@ -329,21 +331,26 @@ def _tokens(clause: str) -> list[_Token]:
 
 
 def _denominators(tokens: list[_Token]) -> set[int]:
-    """Indexes of the 15 in "13 of 15", "13 out of the 15": the whole, not the count of anything labelled."""
+    """Indexes of the 15 in "13 of 15", "13 out of the 15", "none of Priya's 6": the whole, not the count of anything
+    labelled."""
     out = set()
     for i, tok in enumerate(tokens):
-        if tok.amount is None:
+        if tok.amount is None and tok.word not in _NONE:
             continue
         j = i + 1
         if j < len(tokens) and tokens[j].word == "out":
             j += 1
         if j < len(tokens) and tokens[j].word == "of":
             j += 1
-            while j < len(tokens) and tokens[j].word in _OF_FILLERS:
+            while j < len(tokens) and (tokens[j].word in _OF_FILLERS or _possessive(tokens[j].word)):
                 j += 1
             if j < len(tokens) and tokens[j].amount is not None:
                 out.add(j)
     return out
+
+
+def _possessive(word: str | None) -> bool:
+    return word is not None and word.endswith(("'s", "’s"))
 
 
 def label_words(label: str) -> list[str]:
