@@ -52,7 +52,8 @@ class CoreCraftEnv(gym.Env[list[dict[str, Any]], Any]):
     else a draw from ``split`` with the env's seeded generator), gives the episode a fresh copy of the
     task's world (template + the task's setup) and returns the opening messages: system (the acting
     employee, the world's now, the core operating rules) and user (the request). Detailed policy lives
-    in the knowledge base and must be looked up.
+    in the knowledge base and must be looked up. The episode's clock starts at the world's now: each write
+    the agent makes is stamped a minute after the one before (:attr:`~corecraft.world.store.World.clock`).
 
     ## Rewards
     0 on every step but the last, which carries the rubric reward in [0, 1]: the weighted fraction of
