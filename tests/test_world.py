@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "1aa4d041f75292c4a19b524aa59416aedd74fad0f8fdee97f15a6bf519c9a59a"
+DEFAULT_WORLD_HASH = "41eeb6db4d5c063cc476ca9b7f8eef2be0ffff0e0ff29fe6761da069040cf2cb"
 
 
 @pytest.mark.slow

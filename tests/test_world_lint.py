@@ -2376,6 +2376,18 @@ def test_ticket_builds_flags_a_cad_office_plan_linked_to_a_saved_build(world: Wo
                                           f"linked to {build}"]
 
 
+def test_ticket_builds_flags_a_plan_around_one_part_linked_to_a_saved_build(world: World) -> None:
+    """Round 136: "I'm planning a build around the Ryzen 5 9600X. Will it work with a B650 board ...?" was linked to
+    the customer's saved i7-14700K build, which she had already ordered: a plan is about no saved build."""
+    ticket, = pick(world, "ticket_builds", "SELECT id FROM supportticket WHERE build_id IS NULL ORDER BY id")
+    build, = one(world, "SELECT id FROM build ORDER BY id LIMIT 1")
+    found = injected(world, "ticket_builds", ticket,
+                     ("UPDATE supportticket SET build_id = ?, subject = 'Compatibility question for my build', body = "
+                      "'Hi! I''m planning a build around the Ryzen 5 9600X. Will it work with a B650 board?' WHERE id = ?",
+                      (build, ticket)))
+    assert len(found) == 1 and found[0].message.endswith(f"but is linked to {build}")
+
+
 def test_slack_day_end_flags_a_second_missed_pickup_the_same_day(world: World) -> None:
     first, second = [r[0] for r in world.conn.execute("SELECT id FROM slackmessage ORDER BY id LIMIT 2")]
     day, = one(world, "SELECT ts FROM slackmessage WHERE id = ?", first)
