@@ -2365,27 +2365,19 @@ def test_slack_day_end_flags_a_missed_evening_pickup_posted_in_the_morning(world
     assert [f.message for f in found] == ["says 'missed the evening pickup' at 09:22, before 16:00"]
 
 
-def test_ticket_builds_flags_a_cad_office_plan_linked_to_a_saved_build(world: World) -> None:
+@pytest.mark.parametrize(("subject", "body"), [
+    ("Workstation build for CAD", "Our office needs 3 workstations for CAD. Could someone put together a parts list?"),
+    # Round 136: a plan around one part was linked to the customer's saved build, which she had already ordered.
+    ("Compatibility question for my build",
+     "Hi! I'm planning a build around the Ryzen 5 9600X. Will it work with a B650 board?"),
+])
+def test_ticket_builds_flags_a_plan_linked_to_a_saved_build(world: World, subject: str, body: str) -> None:
     ticket, = pick(world, "ticket_builds", "SELECT id FROM supportticket WHERE build_id IS NULL ORDER BY id")
     build, = one(world, "SELECT id FROM build ORDER BY id LIMIT 1")
     found = injected(world, "ticket_builds", ticket,
-                     ("UPDATE supportticket SET build_id = ?, subject = 'Workstation build for CAD', body = "
-                      "'Our office needs 3 workstations for CAD. Could someone put together a parts list?' WHERE id = ?",
-                      (build, ticket)))
-    assert [f.message for f in found] == [f"plans machines not yet designed ('Workstation build for CAD') but is "
-                                          f"linked to {build}"]
-
-
-def test_ticket_builds_flags_a_plan_around_one_part_linked_to_a_saved_build(world: World) -> None:
-    """Round 136: "I'm planning a build around the Ryzen 5 9600X. Will it work with a B650 board ...?" was linked to
-    the customer's saved i7-14700K build, which she had already ordered: a plan is about no saved build."""
-    ticket, = pick(world, "ticket_builds", "SELECT id FROM supportticket WHERE build_id IS NULL ORDER BY id")
-    build, = one(world, "SELECT id FROM build ORDER BY id LIMIT 1")
-    found = injected(world, "ticket_builds", ticket,
-                     ("UPDATE supportticket SET build_id = ?, subject = 'Compatibility question for my build', body = "
-                      "'Hi! I''m planning a build around the Ryzen 5 9600X. Will it work with a B650 board?' WHERE id = ?",
-                      (build, ticket)))
-    assert len(found) == 1 and found[0].message.endswith(f"but is linked to {build}")
+                     ("UPDATE supportticket SET build_id = ?, subject = ?, body = ? WHERE id = ?",
+                      (build, subject, body, ticket)))
+    assert [f.message for f in found] == [f"plans machines not yet designed ({subject!r}) but is linked to {build}"]
 
 
 def test_slack_day_end_flags_a_second_missed_pickup_the_same_day(world: World) -> None:
