@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "41eeb6db4d5c063cc476ca9b7f8eef2be0ffff0e0ff29fe6761da069040cf2cb"
+DEFAULT_WORLD_HASH = "0aa4d7bb8f6e303d89ac42567ac7c7cafbe0426c820f347c3b6316a554ffc86f"
 
 
 @pytest.mark.slow
