@@ -1780,8 +1780,8 @@ def resolution_details(r: Records) -> list[Finding]:
 
 def replacement_records(r: Records) -> list[Finding]:
     """A resolution is ``replacement_sent`` exactly when the replacement order its details name (an order at no
-    charge replacing the ticket's order) has shipped, and it is updated no earlier than that: until then an approved replacement is
-    ``no_action`` (kb-writing-resolutions)."""
+    charge replacing the ticket's order) has shipped, and is updated no earlier than that: until then an approved
+    replacement is ``no_action`` (kb-writing-resolutions)."""
     found = []
     for res in r.resolutions.values():
         t = r.tickets[res["ticket_id"]]

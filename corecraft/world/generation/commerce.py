@@ -391,12 +391,12 @@ class CommerceMixin(GeneratorBase):
             res = order["_resolution"]  # kept: the parcel's clock moves its update with the shipment
             res["details"] = promise.settled(res["details"], "placed", date=order["created_at"].date().isoformat(),
                                              order_id=order["id"])
-            self.updated(res, order["created_at"])
             if shipment is not None:
                 self.rows[m.Shipment].append(shipment)
                 order.update(status="fulfilled", updated_at=shipment["shipped_at"])
                 res["outcome"] = "replacement_sent"
-                self.updated(res, shipment["shipped_at"])  # the outcome changes when the replacement ships
+            # updated when placed, or when the replacement ships: its outcome changes then
+            self.updated(res, order["created_at"] if shipment is None else shipment["shipped_at"])
             self.rows[m.OrderLine].append(line)
         self.rows[m.Order] += placed
 
