@@ -185,6 +185,8 @@ def test_blind_play_replies_are_graded_as_before(session: dict[str, Any]) -> Non
 
 @pytest.mark.parametrize(("count_sentence", "met"), [
     ("7 of them come from our 4 platinum customers", True),  # round 125: the 4 counts customers, not tickets
+    ("11 of them come from our 4 platinum customers", False),  # and the 11 counts their tickets
+    ("9 of them come from the platinum customers", False),
     ("7 tickets come from platinum customers", True),
     ("11 tickets come from platinum customers", False),
     ("11 platinum tickets in total", False),

@@ -358,18 +358,30 @@ def label_words(label: str) -> list[str]:
     return [m.group("word").casefold() for m in _TOKEN.finditer(clean(label)) if m.group("word")]
 
 
-def _label_at(tokens: list[_Token], i: int, words: list[str]) -> bool:
-    if i + len(words) > len(tokens):
-        return False
+def _label_word(token: _Token, want: str, last: bool) -> bool:
+    got = token.word
+    return got is not None and (got == want or (last and got in (want + "s", want + "es", want.removesuffix("y") + "ies")))
+
+
+def _label_at(tokens: list[_Token], i: int, words: list[str]) -> int | None:
+    """The index where the label ``words`` starting at token ``i`` ends. Its words may be parted by fillers and one
+    number after them ("from our 4 platinum customers" for "from platinum customers"): that number counts the
+    label's last word, not what the label stands for, and a number inside a label is tied to none."""
+    j = i
     for k, want in enumerate(words):
-        got = tokens[i + k].word
-        if got is None:
-            return False
         last = k == len(words) - 1
-        if got != want and not (last and got in (want + "s", want + "es", want.removesuffix("y") + "ies")):
-            return False
+        if k and j < len(tokens) and not _label_word(tokens[j], want, last):
+            while j < len(tokens) and tokens[j].word in _OF_FILLERS:
+                j += 1
+            if j < len(tokens) and tokens[j].amount is not None and tokens[j - 1].word in _OF_FILLERS:
+                j += 1
+        if j >= len(tokens) or not _label_word(tokens[j], want, last):
+            return None
+        j += 1
     before = [t.word for t in tokens[max(0, i - 2):i]]
-    return not any(w is not None and (w in _NEGATORS or w.endswith(("n't", "n’t"))) for w in before)
+    if any(w is not None and (w in _NEGATORS or w.endswith(("n't", "n’t"))) for w in before):
+        return None
+    return j - 1
 
 
 @dataclass(frozen=True)
@@ -412,10 +424,9 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, parts
             word = tokens[i].word
             if word is None or not word.startswith(stems):
                 continue
-            words = next((w for w in wanted if _label_at(tokens, i, w)), None)
-            if words is None:
+            end = next((found for w in wanted if (found := _label_at(tokens, i, w)) is not None), None)
+            if end is None:
                 continue
-            end = i + len(words) - 1
             if not parts and i - 1 in clause.references:  # "the two orders": things pointed at, not counted
                 out.append(None)
                 continue
