@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "0aa4d7bb8f6e303d89ac42567ac7c7cafbe0426c820f347c3b6316a554ffc86f"
+DEFAULT_WORLD_HASH = "59482ae5c240e1755df946da8d7a1afbb3c3613720ae9ba402930e668e402687"
 
 
 @pytest.mark.slow

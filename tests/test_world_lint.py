@@ -1291,6 +1291,15 @@ def test_restocking_fees_flags_a_resolution_claiming_a_fee_not_withheld(world: W
     assert len(found) == 1 and found[0].message.startswith("says the restocking fee was withheld")
 
 
+def test_restocking_fees_flags_a_fee_taken_from_a_customer_who_refused_it_without_a_word(world: World) -> None:
+    res, ticket = pick(world, "restocking_fees", "SELECT r.id, x.ticket_id FROM resolution r JOIN refund x ON x.id = "
+                       "r.refund_id WHERE r.details LIKE '%less the 15% restocking fee%' ORDER BY r.id")
+    found = injected(world, "restocking_fees", res,
+                     ("UPDATE supportticket SET body = 'I opened it and it works, but I am not paying any restocking "
+                      "fee for this.' WHERE id = ?", (ticket,)))
+    assert len(found) == 1 and found[0].message.endswith("without saying why it stands")
+
+
 def test_escalation_fit_flags_exceptions_and_limits_the_facts_do_not_bear(world: World) -> None:
     exception, = pick(world, "escalation_fit", "SELECT e.id FROM escalation e JOIN supportticket t ON t.id = e.ticket_id "
                       "WHERE t.type != 'return' ORDER BY e.id")

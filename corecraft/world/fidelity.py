@@ -292,6 +292,10 @@ class ItemCondition(_Data):
 class ExceptionRequest(_Data):
     pattern: str
     ask: str
+    declined: str = ""
+    """What a resolver adds when policy was applied instead (the restocking fee taken though the ticket refused it)."""
+
+
 ClaimEvent = Literal["shipped", "delivered", "late", "overdue", "refunded", "refund_due"]
 
 

@@ -1582,7 +1582,8 @@ def ticket_quotes(r: Records) -> list[Finding]:
 
 def restocking_fees(r: Records) -> list[Finding]:
     """A return refund takes the restocking fee as its ticket tells the item's condition (``item_condition``):
-    none on an item it says is unopened (or dead, or our mistake), the fee on one it says was opened."""
+    none on an item it says is unopened (or dead, or our mistake), the fee on one it says was opened; a resolution
+    that takes it from a customer who refused it says why it stands (``exception_requests[*].declined``)."""
     found = []
     pct = r.policy.restocking_fee_pct / 100
     note = restocked(r.policy.restocking_fee_pct)
@@ -1603,6 +1604,11 @@ def restocking_fees(r: Records) -> list[Finding]:
                 and (note in res["details"]) != taken]
         found += [Finding("restocking_fees", res_id, f"{'does not say' if taken else 'says'} the restocking fee was "
                           f"withheld from {ref['id']}, which it {'was' if taken else 'was not'}") for res_id in said]
+        refused = r.rules.exception_asked(text) if taken else None
+        if refused is not None and refused.declined:
+            found += [Finding("restocking_fees", res["id"], f"takes the restocking fee {ticket['id']} refused without "
+                              "saying why it stands") for res in r.resolutions.values()
+                      if res["refund_id"] == ref["id"] and refused.declined not in res["details"]]
         if opened and abs(ref["amount"] - paid) < CENT:
             found.append(Finding("restocking_fees", ref["id"], f"refunds ${ref['amount']:.2f} in full, but "
                                  f"{ticket['id']} says the item was opened: the restocking fee applies"))
