@@ -226,6 +226,17 @@ def test_paging_keeps_the_total_and_moves_the_offset(ctx: ToolContext) -> None:
     assert len(everything(ctx, "search_knowledge_base", {})) == total
 
 
+def test_knowledge_base_search_ranks_current_articles_by_the_query_words_in_their_title(ctx: ToolContext) -> None:
+    found = everything(ctx, "search_knowledge_base", {"query": "refund limit"})
+    hits = [sum(w in a["title"].lower() for w in ("refund", "limit")) for a in found]
+    current = [h for a, h in zip(found, hits, strict=True) if not a["is_deprecated"]]
+    assert current == sorted(current, reverse=True) and current[0] == 2  # round 141: "Employee Swag Store" came first
+    assert [a["is_deprecated"] for a in found] == sorted(a["is_deprecated"] for a in found)
+    same = [a["title"] for a, h in zip(found, hits, strict=True) if not a["is_deprecated"] and h == 1]
+    assert same == sorted(same)  # then by title
+    assert ok(ctx, "search_knowledge_base", {"query": "100%_off"})["total"] == 0  # LIKE wildcards are literal
+
+
 def test_text_search_is_case_insensitive_and_matches_partial_words(ctx: ToolContext) -> None:
     products = rows(ctx, m.Product)
 

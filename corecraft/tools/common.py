@@ -6,6 +6,7 @@ ever written into SQL text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
 from typing import Annotated, Any
 
@@ -33,6 +34,11 @@ class PageArgs(Args):
 
 QUERY_WORDS = "(case-insensitive, partial words, an id from its start; all must match)."
 """How a search tool's ``query`` matches (:meth:`Query.text`), as its schema tells the model."""
+
+
+def _escaped(word: str) -> str:
+    """``word`` with LIKE's wildcards and escape character escaped (``ESCAPE '\\'``)."""
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class Query:
@@ -68,10 +74,20 @@ class Query:
                 self.add(f"({any_column})", *[arg for c in columns for arg in (
                     [f"{word}*"] if c == "id" else [f"{word}*", f"*[^0-9]{word}*"])])
                 continue
-            escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            escaped = _escaped(word)
             any_column = " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns)
             self.add(f"({any_column})", *[f"{escaped}%" if c == "id" else f"%{escaped}%" for c in columns])
         return self
+
+    def ranked_by(self, column: str) -> tuple[str, list[str]]:
+        """ORDER BY terms (each followed by a comma) and their parameters: how many of :meth:`text`'s words
+        ``column`` holds, most first (a search for "refund limit" puts "Refund Approval Limits by Job Title"
+        before an article that only mentions both); none without words."""
+        words = self.searched[1]
+        if not words:
+            return "", []
+        hits = " + ".join(f"({column} LIKE ? ESCAPE '\\')" for _ in words)
+        return f"({hits}) DESC, ", [f"%{_escaped(word)}%" for word in words]
 
     def between_dates(self, ctx: ToolContext, column: str, after: str | None, before: str | None,
                       names: tuple[str, str] = ("after", "before")) -> Query:
@@ -123,7 +139,7 @@ sorted (measured on the employees of the default world x100: 2.6 against 0.25 mi
 
 
 def _in_order(ctx: ToolContext, model: type[SQLModel], where: str, params: list[Any], order_by: str, total: int,
-              wanted: int, capped: bool = False) -> str:
+              wanted: int, capped: bool = False, order_params: Sequence[Any] = ()) -> str:
     """``where`` as the page query should test it. When the matches are dense, reading rows in ``order_by``
     order and testing each meets the ``wanted`` first matches after about ``wanted * rows / total`` rows,
     against the ``total`` that reading the matches by their filter's index and sorting them reads (a row
@@ -140,14 +156,15 @@ def _in_order(ctx: ToolContext, model: type[SQLModel], where: str, params: list[
     key = f"SELECT 1 FROM {db.table(model)}{walked} ORDER BY {order_by}"
     plans = ctx.world.query_plans
     if key not in plans:
-        plan = ctx.conn.execute(f"EXPLAIN QUERY PLAN {key}", params).fetchall()
+        plan = ctx.conn.execute(f"EXPLAIN QUERY PLAN {key}", [*params, *order_params]).fetchall()
         plans[key] = not any("TEMP B-TREE" in step[-1] for step in plan)
     return walked if plans[key] else where
 
 
 def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
-         shape: Any = None, columns: dict[str, str] | None = None) -> dict[str, Any]:
+         shape: Any = None, columns: dict[str, str] | None = None, order_params: Sequence[Any] = ()) -> dict[str, Any]:
     """Run a paged search over ``model``: total match count plus one page of decoded rows.
+    ``order_params`` are bound to the ``?`` of ``order_by`` (a ranking by the query's words).
 
     ``columns`` replaces what some columns are read as (name -> SQL expression, e.g. ``"NULL"`` for a
     large JSON column the caller's ``shape`` drops), so a page does not decode what it does not show.
@@ -172,7 +189,7 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
     read = ", ".join((columns or {}).get(name, name) for name in db.column_names(model))
     if where and _scans(ctx, count_sql, query.params):
         rows = ctx.conn.execute(f"SELECT {read}, count(*) OVER () FROM {db.table(model)}{where} {page_sql}",
-                                [*query.params, args.limit, args.offset]).fetchall()
+                                [*query.params, *order_params, args.limit, args.offset]).fetchall()
         total = min(rows[0][-1] if rows else ctx.conn.execute(count_sql, query.params).fetchone()[0], cap)
         rows = [r[:-1] for r in rows]
     else:
@@ -181,9 +198,9 @@ def page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, 
         rows = []
         if args.offset < total:
             walk = _in_order(ctx, model, where, query.params, order_by, total, args.offset + args.limit,
-                             capped=total == cap)
+                             capped=total == cap, order_params=order_params)
             rows = ctx.conn.execute(f"SELECT {read} FROM {db.table(model)}{walk} {page_sql}",
-                                    [*query.params, args.limit, args.offset]).fetchall()
+                                    [*query.params, *order_params, args.limit, args.offset]).fetchall()
     results = [db.decode(model, r, ctx.world.tz) for r in rows]
     if shape is not None:
         results = [shape(r) for r in results]

@@ -436,16 +436,18 @@ def search_knowledge_base(ctx: ToolContext, args: SearchKnowledgeBaseArgs) -> di
     """Search the knowledge base of policies and how-tos.
 
     Returns a page of articles (id, title, version, is_deprecated, updated_at, tags, body),
-    current articles first, then by title. Deprecated articles are old policy kept for
-    reference: never apply one when a current version exists.
+    current articles first, then those whose title holds more of the query's words, then by
+    title. Deprecated articles are old policy kept for reference: never apply one when a
+    current version exists.
     """
     query = (Query().text(("id", "title", "body", "tags"), args.query)
              .add_if(args.tag is not None,
                      "EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ? COLLATE NOCASE)", args.tag)
              .add_if(not args.include_deprecated, "is_deprecated = 0"))
     keys = ("id", "title", "version", "is_deprecated", "updated_at", "tags", "body")
-    return page(ctx, m.KnowledgeBaseArticle, query, args, "is_deprecated, title, id",
-                lambda r: _pick(r, keys))
+    ranked, words = query.ranked_by("title")
+    return page(ctx, m.KnowledgeBaseArticle, query, args, f"is_deprecated, {ranked}title, id",
+                lambda r: _pick(r, keys), order_params=words)
 
 
 class SearchSlackMessagesArgs(PageArgs):
