@@ -10,7 +10,7 @@ and awkward ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -33,10 +33,12 @@ TOOLKIT = default_domain().toolkit
 
 
 def straightforward_page(ctx: ToolContext, model: type[SQLModel], query: Query, args: PageArgs, order_by: str,
-                         shape: Any = None, columns: dict[str, str] | None = None) -> dict[str, Any]:
+                         shape: Any = None, columns: dict[str, str] | None = None,
+                         order_params: Sequence[Any] = ()) -> dict[str, Any]:
     """Every match in order, sliced in Python: the answer ``page`` must give. Every column is read in full
     (``columns`` only spares ``page`` reading what the tool's ``shape`` drops, so the answers stay equal)."""
-    rows = ctx.conn.execute(f"{db.select_all(model)}{query.where()} ORDER BY {order_by}", query.params).fetchall()
+    rows = ctx.conn.execute(f"{db.select_all(model)}{query.where()} ORDER BY {order_by}",
+                            [*query.params, *order_params]).fetchall()
     results = [db.decode(model, r, ctx.world.tz) for r in rows[args.offset:args.offset + args.limit]]
     if shape is not None:
         results = [shape(r) for r in results]

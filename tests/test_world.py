@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "59482ae5c240e1755df946da8d7a1afbb3c3613720ae9ba402930e668e402687"
+DEFAULT_WORLD_HASH = "d2a921612d7f602dbdcb65618bee2328d026a0f8ecc9ec907685720de14e68f7"
 
 
 @pytest.mark.slow

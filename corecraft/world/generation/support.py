@@ -894,9 +894,9 @@ class SupportMixin(GeneratorBase):
             asked = LATE_REFUND_ASKED.search(f"{t['subject']}\n{t['body']}")
             late = (": the parcel was delivered after its carrier's SLA" if asked else f": {LATE_REFUND_FOLLOW_UP}") + \
                 ", so the shipping paid is refunded (late-delivery article)."
-        asked = self.seeds.fidelity.exception_asked(f"{t['subject']}\n{t['body']}") if fee else None
-        if asked is not None and asked.declined:
-            late += " " + asked.declined.replace("{", "{{").replace("}", "}}")
+        refused = self.seeds.fidelity.exception_asked(f"{t['subject']}\n{t['body']}") if fee else None
+        if refused is not None and refused.declined:  # the fee taken from a customer who refused it: why it stands
+            late += " " + refused.declined.replace("{", "{{").replace("}", "}}")
         texts = {
             "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}{fee}){late}"
                                                           if refund else "."),
