@@ -201,6 +201,21 @@ def test_a_count_of_the_platinum_customers_is_not_the_count_of_their_tickets(cou
     assert next(r.status for r in result.criteria if r.id == "reply_platinum_total") == ("met" if met else "not_met")
 
 
+@pytest.mark.parametrize(("notes", "met"), [
+    ("Opened RTX 5070, 52 days after delivery; gold 45-day window closed. If approved, refund $434.25.", True),
+    ("Opened RTX 5070, 52 days after delivery; gold 45-day window closed. Requesting an exception.", True),
+    ("Opened RTX 5070 ($579.00), 52 days after delivery; window closed. If approved she would get back $405.23.",
+     False),  # round 138 s04: billing works from the notes
+])
+def test_an_escalations_refund_if_approved_is_the_right_one_when_given(notes: str, met: bool) -> None:
+    task = DOMAIN.tasks.get("queue_sweep_noor_four_tickets")
+    calls = [(c.tool, {**c.args, "notes": notes} if c.args.get("ticket_id") == "tick-250914-009"
+              and c.tool == "create_escalation" else c.args) for c in task.task.reference_solution.calls]
+    result = _grade(task, calls, task.task.reference_solution.reply)
+    check = next(r for r in result.criteria if r.id == "exception_notes_refund_if_approved")
+    assert check.status == ("met" if met else "not_met"), check.reason
+
+
 JUSTIFIED_PASSES: dict[tuple[str, str], str] = {}
 """Exploit passes that are correct solutions, each with why. Everything else must earn no pass (issue #11)."""
 

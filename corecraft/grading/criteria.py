@@ -33,6 +33,7 @@ from corecraft.tasks.model import (
     DbAssert,
     DbDiff,
     FinalReply,
+    LabelledNumber,
     Minefield,
     ToolCalled,
     ToolNotCalled,
@@ -267,10 +268,9 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
         if not any(n is not None and abs(n - want.value) <= want.tol + 1e-9 for n in tied):
             stated = ", ".join(f"{n:g}" for n in tied if n is not None) or "none"
             return False, f"reply does not tie {want.value:g} to {want.labels[0]!r} (numbers tied to it: {stated})"
-    for want in c.if_labelled:
-        for n in reading.tied_numbers(want.labels, want.unit, want.window, parts=False):  # of the whole only
-            if n is not None and abs(n - want.value) > want.tol + 1e-9:
-                return False, f"reply states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
+    wrong = _mislabelled(reading, c.if_labelled)
+    if wrong:
+        return False, f"reply {wrong}"
     if c.one_answer:
         today = ev.world.now.date()
         other = conflicts(text, ev.reference_reply, today, lambda f: ev.in_records(f, today))
@@ -292,6 +292,15 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
             return False, (f"reply is {len(text):,} characters, over {c.max_chars_vs_reference:g}x "
                            f"the reference's {len(ev.reference_reply):,}")
     return True, "reply as expected"
+
+
+def _mislabelled(reading: Reading, wanted: list[LabelledNumber]) -> str:
+    """How ``reading`` ties a wrong number to one of ``wanted``'s labels (a count of the whole only), or ''."""
+    for want in wanted:
+        for n in reading.tied_numbers(want.labels, want.unit, want.window, parts=False):
+            if n is not None and abs(n - want.value) > want.tol + 1e-9:
+                return f"states {n:g} for {want.labels[0]!r}, which is {want.value:g}"
+    return ""
 
 
 def _format_problem(c: ArgFormat, call: CallRecord) -> str:
@@ -319,7 +328,7 @@ def _format_problem(c: ArgFormat, call: CallRecord) -> str:
     for needle in c.not_contains:
         if needle.lower() in value.lower():
             return f"contains {needle!r}"
-    return ""
+    return _mislabelled(Reading(value), c.if_labelled)
 
 
 _RECORD_ID = re.compile(r"\b[A-Za-z]+-[A-Za-z0-9-]+|\b\d{4}-\d{2}-\d{2}\b")  # record ids and ISO dates
@@ -346,10 +355,10 @@ def _is_date(value: str) -> bool:
 
 
 def arg_format(c: ArgFormat, ev: Evidence) -> Outcome:
-    calls = [ev.transcript.calls[i] for i in ev.matching_calls(c.tool, {}, include_errors=False)]
+    calls = [ev.transcript.calls[i] for i in ev.matching_calls(c.tool, c.args, include_errors=False)]
     if not calls:
         return (True, f"no {c.tool} call, which is allowed") if c.optional else \
-            (False, f"no successful {c.tool} call to check")
+            (False, f"no successful {c.tool} call{' with those arguments' if c.args else ''} to check")
     for call in calls:
         why = _format_problem(c, call)
         if why:

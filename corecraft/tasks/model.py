@@ -227,6 +227,8 @@ class ArgFormat(_Criterion):
     kind: Literal["arg_format"]
     tool: str
     arg: str
+    args: Where = Field(default_factory=dict, description="Only the calls whose arguments match (one ticket's "
+                                                          "escalation among several).")
     regex: str | None = None
     starts_with: str | None = Field(default=None, description="May use {arg} placeholders from the same call.")
     ends_with: str | None = None
@@ -240,6 +242,9 @@ class ArgFormat(_Criterion):
     lowercase: bool = False
     optional: bool = Field(default=False, description="Met when the tool was never called: the rules bind only the "
                                                       "calls that are made (a post the task allows but does not ask for).")
+    if_labelled: list[LabelledNumber] = Field(default_factory=list, description="Wherever the argument ties a number "
+                                              "to the label, it is the value, as in a reply: the refund-if-approved "
+                                              "an escalation's notes may give is the right one.")
 
 
 Evidence = Literal["final_reply", "tool_calls", "transcript"]
