@@ -1317,6 +1317,16 @@ def test_escalation_fit_flags_exceptions_and_limits_the_facts_do_not_bear(world:
     assert len(limit) == 1 and "above the creator's limit" in limit[0] and limit[0].endswith("involves no order")
 
 
+def test_escalation_fit_flags_an_exception_escalated_by_one_who_may_approve_it(world: World) -> None:
+    exception, ticket = pick(world, "escalation_fit", "SELECT id, ticket_id FROM escalation ORDER BY id")
+    lead, = one(world, "SELECT id FROM employee WHERE can_approve_exceptions = 1 ORDER BY id LIMIT 1")
+    found = injected(world, "escalation_fit", exception,
+                     ("UPDATE supportticket SET body = 'I am not paying any restocking fee.' WHERE id = ?", (ticket,)),
+                     ("UPDATE escalation SET type = 'policy_exception', created_by_id = ? WHERE id = ?",
+                      (lead, exception)))
+    assert len(found) == 1 and found[0].message.endswith("may approve exceptions")
+
+
 def test_escalation_fit_sizes_a_permission_escalation_to_the_item_asked_about(world: World) -> None:
     """Money asked back for one item of an order is that item's price, not the order's total."""
     permission, ticket = pick(world, "escalation_fit", "SELECT id, ticket_id FROM escalation ORDER BY id")

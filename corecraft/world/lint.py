@@ -1678,7 +1678,8 @@ def refund_units(r: Records) -> list[Finding]:
 def escalation_fit(r: Records) -> list[Finding]:
     """An escalation's type and notes stand on the facts: a policy exception is asked for (or a return is
     past the customer's window), a permission escalation is about money asked back on an order worth more
-    than the creator may refund, and notes speak of a return outside the window only when it is."""
+    than the creator may refund, and notes speak of a return outside the window only when it is; one who may approve
+    exceptions decides them and escalates none."""
     found = []
     for esc in r.escalations.values():
         t = r.tickets[esc["ticket_id"]]
@@ -1690,7 +1691,11 @@ def escalation_fit(r: Records) -> list[Finding]:
         if esc["type"] == "policy_exception" and late is None and r.rules.exception_asked(text) is None:
             found.append(Finding("escalation_fit", esc["id"], f"asks a policy exception for {t['id']} "
                                  f"({t['subject']!r}), which asks for nothing beyond policy"))
-        limit = r.employees[esc["created_by_id"]]["refund_limit"]
+        creator = r.employees[esc["created_by_id"]]
+        if esc["type"] == "policy_exception" and creator["can_approve_exceptions"]:
+            found.append(Finding("escalation_fit", esc["id"], f"asks a policy exception of leadership, but its "
+                                 f"creator, a {creator['title']}, may approve exceptions"))
+        limit = creator["refund_limit"]
         if esc["type"] == "insufficient_permission" and not r.rules.asks_refund(text):
             found.append(Finding("escalation_fit", esc["id"], f"wants approval authority for {t['id']} "
                                  f"({t['subject']!r}), which asks for no money"))
