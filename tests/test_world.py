@@ -223,7 +223,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "1dcd42c6e8747052d23bbc979054ce9f9d06f2ecbb016e503832bd351108b7f8"
+DEFAULT_WORLD_HASH = "0da6a657d93200e2c04dbce9852c2d4ee31dc79125f6acaf48176a27c33fdc84"
 
 
 @pytest.mark.slow
