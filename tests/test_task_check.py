@@ -194,7 +194,8 @@ def _out_for_delivery(day: str) -> str:
 def _setup_step(step: str) -> str:
     """The good task with one more setup step (YAML flow mapping) after its own."""
     text = GOOD.read_text(encoding="utf-8")
-    return text.replace("    set: {status: open}\n", f"    set: {{status: open}}\n  - {step}\n", 1)
+    anchor = "    set: {status: open, updated_at: '2025-09-15T09:12:00'}\n"
+    return text.replace(anchor, f"{anchor}  - {step}\n", 1)
 
 
 def _scans(*scans: str, shipped_at: str = "2025-02-13T19:48:00-05:00") -> str:
@@ -537,6 +538,15 @@ def test_a_planted_wrong_priority_that_a_criterion_checks_is_left_to_the_task(tm
     assert [str(p) for p in check_task(path) if "priority" in str(p)] == []
 
 
+def test_a_setup_update_that_moves_a_status_moves_its_updated_at(tmp_path: Path) -> None:
+    """Round 145: orders refunded in August still said they were last updated in July."""
+    path = tmp_path / "unstamped.yaml"
+    path.write_text(_setup_step("{update: Order, id: ord-250701-001, set: {status: partially_refunded}}"),
+                    encoding="utf-8")
+    problems = [str(p) for p in check_task(path)]
+    assert any("sets Order ord-250701-001's status but not its updated_at" in p for p in problems), problems
+
+
 def test_a_setup_resolution_written_the_minute_its_ticket_arrived_is_reported(tmp_path: Path) -> None:
     """Round 54: a thank-you ticket was resolved the minute it arrived."""
     path = tmp_path / "instant_resolution.yaml"
@@ -747,7 +757,7 @@ def test_a_setup_stamped_on_the_hour_reads_as_typed_in(tmp_path: Path) -> None:
         return [p.message for p in check.round_hour_problems(task, report)]
 
     assert found("10:00:00", "12:00:00", "13:00:00") == [
-        "6 of the setup's 6 moments fall on the hour (setup step 2: 2025-03-01T10:00:00, …): records are stamped when "
+        "6 of the setup's 7 moments fall on the hour (setup step 2: 2025-03-01T10:00:00, …): records are stamped when "
         "the work happened, so give them their own minutes"]
     assert found("10:00:00", "12:17:00", "13:42:00") == []  # two round moments (one ticket's) may be meant
 

@@ -133,6 +133,16 @@ def test_only_a_no_charge_replacement_order_has_no_payment() -> None:
     assert violations(world, policy) == [f"no-charge replacement order with a charge or a payment: {order}"]
 
 
+def test_a_customers_later_build_of_one_kind_is_saved_as_its_next_version() -> None:
+    """Round 145: one customer had two builds both called "Brianna's 1440p gaming build"."""
+    conn = STORE.open("default").conn
+    assert conn.execute("SELECT customer_id, name FROM build WHERE customer_id IS NOT NULL "
+                        "GROUP BY customer_id, name HAVING count(*) > 1").fetchall() == []
+    versions = conn.execute("SELECT v.created_at > b.created_at FROM build v JOIN build b ON b.customer_id = v.customer_id "
+                            "AND v.name = b.name || ' v2'").fetchall()
+    assert versions and all(later for (later,) in versions)
+
+
 def test_slack_messages_are_named_by_their_minute(world: World) -> None:
     """Every message's id is its world-time day and minute, so a channel's ids read in time order; a message
     posted a minute off its id breaks the invariant."""
@@ -223,7 +233,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "0da6a657d93200e2c04dbce9852c2d4ee31dc79125f6acaf48176a27c33fdc84"
+DEFAULT_WORLD_HASH = "c2dbed1b7b88d9c457ff08d7c1b13cfd2bf232193902c29fceeb50ac81838b2a"
 
 
 @pytest.mark.slow

@@ -32,7 +32,7 @@ from corecraft.tasks.compile import CompiledTask, compile_task
 from corecraft.tasks.loader import Lines, Problem, TaskError, line_for, read_task
 
 __all__ = ["Problem", "check_task", "facts_digest", "replay_facts", "replay_problems"]
-from corecraft.tasks.model import SetupInsert, SetupStep, Task
+from corecraft.tasks.model import SetupInsert, SetupStep, SetupUpdate, Task
 from corecraft.tasks.setup import SetupError
 from corecraft.tasks.setup_records import (
     DATED_IDS,
@@ -47,6 +47,7 @@ from corecraft.tasks.setup_records import (
     spells_order,
 )
 from corecraft.users import ScriptedUser
+from corecraft.world import models
 from corecraft.world.fidelity import Fidelity
 from corecraft.world.recipe import RecipeError
 
@@ -118,6 +119,7 @@ def replay_problems(compiled: CompiledTask, domain: Domain, lines: Lines,
         fidelity, mentioned = domain.seeds.fidelity, task.model_dump_json()
         out = [p for i, step in enumerate(task.setup)
                for p in [*_setup_address_problems(i, step, fidelity, problem), *_setup_id_date_problems(i, step, problem),
+                         *_setup_stamp_problems(i, step, problem),
                          *setup_record_problems(i, step, episode.world, domain.seeds, problem),
                          *chatter_problems(i, step, episode.world, mentioned, problem)]]
         out += request_ticket_problems(task.prompt, episode.world, problem)
@@ -266,6 +268,19 @@ def _setup_id_date_problems(index: int, step: SetupStep,
         return []
     return problem(("setup", index, "row", "id"), f"setup step {index + 1}: id {step.row['id']} is dated {dated.group(2)} "
                                                   f"but the row's {DATED_IDS[dated.group(1)]} is on {day}")
+
+
+def _setup_stamp_problems(index: int, step: SetupStep,
+                          problem: Callable[[tuple[object, ...], str], list[Problem]]) -> list[Problem]:
+    """A setup update that moves a row's status moves its ``updated_at`` too, as the tools' writes do (blind round
+    145: orders refunded in August still said they were last updated in July)."""
+    if not isinstance(step, SetupUpdate) or "status" not in step.set or "updated_at" in step.set:
+        return []
+    model = models.TABLES_BY_NAME.get(step.update)
+    if model is None or "updated_at" not in model.model_fields:
+        return []
+    return problem(("setup", index, "set"), f"setup step {index + 1}: sets {step.update} {step.id}'s status but not "
+                                            "its updated_at")
 
 
 MALFORMED = ("invalid_argument", "not_found")

@@ -87,6 +87,13 @@ class CatalogMixin(GeneratorBase):
             builds.append(build)
             for n, part in enumerate(components, start=1):
                 parts.append({"id": f"{build['id']}-{n}", "build_id": build["id"], "product_id": part["id"], "quantity": 1})
+        same: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        for build in sorted(builds, key=lambda b: (b["created_at"], b["id"])):
+            if build["customer_id"]:
+                same[build["customer_id"], build["name"]].append(build)
+        for kept in same.values():  # a customer's later build of one kind is saved as the next version
+            for n, build in enumerate(kept[1:], start=2):
+                build["name"] += f" v{n}"
         self.rows[m.Build] = builds
         self.rows[m.BuildComponent] = parts
 
