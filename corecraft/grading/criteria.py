@@ -77,7 +77,11 @@ class Evidence:
 
     @cached_property
     def record_numbers(self) -> list[float]:
-        return numbers_in(self.record_text)
+        """The numbers of the records read, and what each order line read cost the customer (its price less the
+        order's loyalty discount, per unit and in all): a return refund quoted for another item is a fact the
+        records bear, not a second answer (round 147: "return the kit for a full refund of $113.05")."""
+        paid = [amount for call in self.transcript.calls for amount in _paid_for_lines(call.result)]
+        return [*numbers_in(self.record_text), *paid]
 
     def _record_dates(self, today: date) -> frozenset[date]:
         return Reading(self.record_text).dates(today)
@@ -181,6 +185,20 @@ def _normalise(text: str, case_sensitive: bool) -> str:
 
 
 _NUMBER = re.compile(r"-?\$?\s?\d[\d,]*(?:\.\d+)?")
+
+
+def _paid_for_lines(result: Any) -> list[float]:
+    """For an order in a tool result (its ``lines``, ``subtotal`` and ``discount``): each line's price less the
+    order's discount share, per unit and for the line."""
+    if not isinstance(result, dict):
+        return []
+    lines, subtotal, discount = result.get("lines"), result.get("subtotal"), result.get("discount")
+    if not isinstance(lines, list) or not isinstance(subtotal, int | float) or not isinstance(discount, int | float) \
+            or subtotal <= 0:
+        return []
+    kept = 1 - discount / subtotal
+    return [round(line[key] * kept, 2) for line in lines if isinstance(line, dict)
+            for key in ("unit_price", "line_total") if isinstance(line.get(key), int | float)]
 
 
 def numbers_in(text: str) -> list[float]:
