@@ -233,7 +233,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "c2dbed1b7b88d9c457ff08d7c1b13cfd2bf232193902c29fceeb50ac81838b2a"
+DEFAULT_WORLD_HASH = "aaf6d53f1b7640e201f80bf499f23dec600f920680904d840fe5e7dd224eea04"
 
 
 @pytest.mark.slow

@@ -1327,6 +1327,18 @@ def test_escalation_fit_flags_an_exception_escalated_by_one_who_may_approve_it(w
     assert len(found) == 1 and found[0].message.endswith("may approve exceptions")
 
 
+def test_ticket_bought_parts_flags_an_order_that_brought_no_such_part(world: World) -> None:
+    """Round 147: "I bought a motherboard from you on order X", where X was a cancelled memory order."""
+    ticket, customer = pick(world, "ticket_bought_parts", "SELECT id, customer_id FROM supportticket ORDER BY id")
+    order, = one(world, "SELECT o.id FROM \"order\" o WHERE o.customer_id != ? AND NOT EXISTS (SELECT 1 FROM orderline l "
+                        "JOIN product p ON p.id = l.product_id WHERE l.order_id = o.id AND p.category = 'motherboard') "
+                        "ORDER BY o.id LIMIT 1", customer)
+    found = injected(world, "ticket_bought_parts", ticket,
+                     ("UPDATE supportticket SET body = ? WHERE id = ?",
+                      (f"I bought a motherboard from you on order {order}. Will it take next year's CPUs?", ticket)))
+    assert len(found) == 1 and found[0].message.startswith(f"says {order} brought a motherboard")
+
+
 def test_escalation_fit_sizes_a_permission_escalation_to_the_item_asked_about(world: World) -> None:
     """Money asked back for one item of an order is that item's price, not the order's total."""
     permission, ticket = pick(world, "escalation_fit", "SELECT id, ticket_id FROM escalation ORDER BY id")

@@ -628,6 +628,8 @@ class Fidelity(_Data):
     it from us lately (:meth:`old_part_problems`)."""
     priciest_product: str
     """Ticket words calling the part they name the costly one of their order: it is the order's priciest line."""
+    bought_parts: dict[str, str]
+    """Ticket words saying the order they name holds a part of a category (a regex per category)."""
     category_words: dict[str, str]
     """Words that name a product category (a regex per category): a brand written just before one makes it."""
     thread_topics: dict[str, str]
@@ -776,6 +778,10 @@ class Fidelity(_Data):
         """The stock-outs ``text`` announces (``stock_out_claim``) until a day after ``today``: a warehouse out of
         a part still, whose inventory must hold none of it."""
         return [hit for hit in re.finditer(self.stock_out_claim, text) if date.fromisoformat(hit.group(3)) > today]
+
+    def bought_category(self, text: str) -> str | None:
+        """The category ``text`` says the order it names holds (``bought_parts``), if it says one."""
+        return next((category for category, pattern in self.bought_parts.items() if re.search(pattern, text)), None)
 
     def calls_pricey(self, text: str) -> bool:
         """Whether ``text`` calls the part it names the costly one of its order (``priciest_product``)."""

@@ -1339,6 +1339,25 @@ def ticket_old_parts(r: Records) -> list[Finding]:
     return found
 
 
+def ticket_bought_parts(r: Records) -> list[Finding]:
+    """A ticket saying the order it names brought a part of a category (``bought_parts``: "I bought a motherboard
+    from you on order X") names an order of the customer's with such a line, delivered by then."""
+    found = []
+    for t in r.tickets.values():
+        text = f"{t['subject']}\n{t['body']}"
+        category = r.rules.bought_category(text)
+        named = ORDER_ID.search(text) if category else None
+        if named is None:
+            continue
+        order = r.orders.get(named.group())
+        got = received_products([order], r.shipment_of, r.lines, t["created_at"]) \
+            if order is not None and order["customer_id"] == t["customer_id"] else set()
+        if category not in {r.products[p]["category"] for p in got}:
+            found.append(Finding("ticket_bought_parts", t["id"], f"says {named.group()} brought a {category}, but "
+                                 "no such line of the customer's had been delivered by then"))
+    return found
+
+
 def ticket_priciest_products(r: Records) -> list[Finding]:
     """A ticket calling the part it names the costly one of its order (``priciest_product``) names the order's
     costliest line, not a $259 PSU beside a $3,299 card."""
@@ -2051,7 +2070,7 @@ CHECKS: tuple[Callable[[Records], list[Finding]], ...] = (
     slack_weekdays, slack_reactions, slack_new_hires, slack_raw_ids,
     slack_sentence_repeats,
     ticket_raw_ids, ticket_quotes, ticket_builds, ticket_priciest_products, ticket_channels, ticket_assignees,
-    ticket_owned_products, ticket_old_parts, ticket_budgets, product_model_years,
+    ticket_owned_products, ticket_old_parts, ticket_bought_parts, ticket_budgets, product_model_years,
     ticket_priorities, safety_escalations, tracking_numbers,
 )
 """Every lint check, in report order; each one's name is its finding class."""

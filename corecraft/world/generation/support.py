@@ -383,9 +383,12 @@ class SupportMixin(GeneratorBase):
         claims = [(pattern, kind) for pattern, kind in DURATION_CLAIMS if pattern.search(quoting)]
         measured, measured_ship, payment = story.order, story.ship, story.payment
         if story.order is None and ("{order_id}" in template or claims):  # one of the customer's orders
-            if not story.own_orders:
+            bought = rules.bought_category(template)  # "I bought a motherboard from you on order X": X brought one
+            candidates = [o for o in story.own_orders if bought is None or bought in {
+                self.category_of[p] for p in received_products([o], ships, self.lines_by_order(), t["created_at"])}]
+            if not candidates:
                 return None
-            measured = rng.choice(story.own_orders)
+            measured = rng.choice(candidates)
             measured_ship, payment = ships.get(measured["id"]), None
             values.update(order_id=measured["id"], amount=f"{measured['total']:.2f}",
                           carrier=(measured_ship or {}).get("carrier", measured["shipping_method"]),
