@@ -628,6 +628,8 @@ class Fidelity(_Data):
     it from us lately (:meth:`old_part_problems`)."""
     priciest_product: str
     """Ticket words calling the part they name the costly one of their order: it is the order's priciest line."""
+    stock_question: str
+    """Ticket words asking whether the part they name is in stock: of an order that waits, the part holding it up."""
     bought_parts: dict[str, str]
     """Ticket words saying the order they name holds a part of a category (a regex per category)."""
     category_words: dict[str, str]
@@ -778,6 +780,10 @@ class Fidelity(_Data):
         """The stock-outs ``text`` announces (``stock_out_claim``) until a day after ``today``: a warehouse out of
         a part still, whose inventory must hold none of it."""
         return [hit for hit in re.finditer(self.stock_out_claim, text) if date.fromisoformat(hit.group(3)) > today]
+
+    def asks_stock(self, text: str) -> bool:
+        """Whether ``text`` asks if the part it names is in stock (``stock_question``)."""
+        return re.search(self.stock_question, text) is not None
 
     def bought_category(self, text: str) -> str | None:
         """The category ``text`` says the order it names holds (``bought_parts``), if it says one."""

@@ -374,6 +374,13 @@ class SupportMixin(GeneratorBase):
                     return None
                 product = next(p for p in self.rows[m.Product] if p["id"] == costliest[0])
                 values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+        if names_product and story.order and rules.asks_stock(template):  # the part asked after is the one missing
+            missing = sorted(p["id"] for p in story.lines if p["stock_status"] == "out_of_stock" and p["id"] not in excluded)
+            if missing and product["id"] not in missing:
+                if fixed:
+                    return None
+                product = next(p for p in self.rows[m.Product] if p["id"] == missing[0])
+                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
         if story.order is None:  # a budget or a price heard of: a round figure, plausible for what is asked
             values["amount"] = rules.budget(template, float(values["amount"]))
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
