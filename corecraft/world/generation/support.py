@@ -330,7 +330,14 @@ class SupportMixin(GeneratorBase):
         """The phrase filled in so that it fits the ticket's records, or None when it cannot."""
         rules = self.seeds.fidelity
         t = story.ticket
-        values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+
+        def naming(chosen: dict[str, Any] | str) -> dict[str, Any]:
+            """The part the text names (a product, or its id), its name, sku and brand filled in."""
+            part = next(p for p in self.rows[m.Product] if p["id"] == chosen) if isinstance(chosen, str) else chosen
+            values.update(product=part["name"], sku=part["sku"], brand=part["brand"])
+            return part
+
+        product = naming(product)
         body = wording = self.wording(phrase, t)  # its first_contact when there is no earlier ticket to quote
         title = self.title(phrase, t)
         references = [e for e in story.earlier_tickets if reference_problem(t, e) is None]
@@ -355,32 +362,27 @@ class SupportMixin(GeneratorBase):
                        and self.launched(p, t["created_at"])]
             if fixed or not fitting:
                 return None
-            product = rng.choice(fitting)
-            values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+            product = naming(rng.choice(fitting))
         if names_product and rules.owned(template):  # a part they review is one they had received from us
             received = received_products(story.own_orders, ships, self.lines_by_order(), t["created_at"])
             if product["id"] not in received:
                 owned = sorted(received - excluded)
                 if fixed or not owned:
                     return None
-                pick = rng.choice(owned)
-                product = next(p for p in self.rows[m.Product] if p["id"] == pick)
-                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+                product = naming(rng.choice(owned))
         if names_product and story.order and rules.calls_pricey(template):  # the costly part is the costliest one
             top = priciest_products(self.lines_by_order()[story.order["id"]])
             if product["id"] not in top:
                 costliest = sorted(top - excluded)
                 if fixed or not costliest:
                     return None
-                product = next(p for p in self.rows[m.Product] if p["id"] == costliest[0])
-                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+                product = naming(costliest[0])
         if names_product and story.order and rules.asks_stock(template):  # the part asked after is the one missing
             missing = sorted(p["id"] for p in story.lines if p["stock_status"] == "out_of_stock" and p["id"] not in excluded)
             if missing and product["id"] not in missing:
                 if fixed:
                     return None
-                product = next(p for p in self.rows[m.Product] if p["id"] == missing[0])
-                values.update(product=product["name"], sku=product["sku"], brand=product["brand"])
+                product = naming(missing[0])
         if story.order is None:  # a budget or a price heard of: a round figure, plausible for what is asked
             values["amount"] = rules.budget(template, float(values["amount"]))
         elif "price_adjustment" in rules.fit(t["type"], template).refund_reasons:  # a drop is a share of the price
