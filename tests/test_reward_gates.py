@@ -1,4 +1,4 @@
-"""The reward's gates: one answer per fact (a hedge earns 0), no collateral writes (Slack posts aside), a
+"""The reward's gates: one answer per fact in the reply and the records it writes (a hedge earns 0), no collateral writes (Slack posts aside), a
 reply with a sentence, tool_called's any-of form; the real blind-play replies still graded as before; and
 the exploit audit over the whole library."""
 
@@ -89,6 +89,16 @@ def test_figures_know_their_label_kind_and_the_word_after() -> None:
     assert ("number", "stand", "mm", 168.0) in found and ("number", "cooler", "mm", 155.0) in found
     assert ("date", "delivered", None, float(date(2025, 9, 5).toordinal())) in found
     assert ("money", "refund", None, 12.5) in found
+
+
+def test_a_result_after_an_equals_sign_is_not_the_figure_before_it() -> None:
+    """Round 21's notes: "$1,561.00 less 5% and 15% fee = $1,313.60" for two other cards, against the reference's
+    "$799.00 less 5% silver and 15% fee = $639.20": the result is no fee, so neither is a second fee."""
+    found = {(f.label, f.value) for f in figures("$799.00 less 5% silver and 15% fee = $639.20, above my limit.", TODAY)}
+    assert (None, 639.2) in found and ("fee", 639.2) not in found
+    reference = "The refund is $639.20: $799.00 less 5% silver and 15% fee = $639.20."
+    assert conflicts("Other order: 15% fee = $1,313.60 if approved.", reference, TODAY, nothing_seen) == []
+    assert conflicts("The refund is $649.20.", reference, TODAY, nothing_seen)
 
 
 def test_a_bare_list_of_values_has_no_sentence() -> None:
@@ -214,6 +224,27 @@ def test_an_escalations_refund_if_approved_is_the_right_one_when_given(notes: st
     result = _grade(task, calls, task.task.reference_solution.reply)
     check = next(r for r in result.criteria if r.id == "exception_notes_refund_if_approved")
     assert check.status == ("met" if met else "not_met"), check.reason
+
+
+@pytest.mark.parametrize(("details", "met"), [
+    ("Opened, working Ryzen 7 9700X inside its window: $309.00 less 5% ($15.45) less 15% fee ($46.35) = $247.20.", True),
+    ("Opened, working Ryzen 7 9700X inside its window; refunded per the restocking rules.", True),
+    ("Opened, working Ryzen 7 9700X, in its window until September 19; refunded $247.20 to her card.", True),
+    ("Opened, working Ryzen 7 9700X, in its window until September 19; refunded $257.20 to her card.", False),
+    ("Opened, working Ryzen 7 9700X, in its window until September 22; refunded $247.20 to her card.", False),
+])
+def test_a_written_record_gives_one_answer_as_the_reply_does(details: str, met: bool) -> None:
+    """A resolution's details (an escalation's notes, a Slack post) that give a fact of the reference another value
+    shut the one_answer gate as a hedged reply does: the next agent reads the record, not the chat."""
+    task = DOMAIN.tasks.get("refund_over_limit_escalation_fee_under_limit")
+    calls = [(c.tool, {**c.args, "details": f"[{c.args['ticket_id']}] {details}"} if c.tool == "create_resolution"
+              else c.args) for c in task.task.reference_solution.calls]
+    result = _grade(task, calls, task.task.reference_solution.reply)
+    check = next(r for r in result.criteria if r.id == "one_answer")
+    assert check.status == ("met" if met else "not_met"), check.reason
+    assert (result.reward > 0) == met
+    if not met:
+        assert check.reason.startswith("create_resolution writes another answer"), check.reason
 
 
 JUSTIFIED_PASSES: dict[tuple[str, str], str] = {}

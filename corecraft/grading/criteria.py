@@ -26,7 +26,7 @@ from corecraft.grading.reply import (
     with_full_ids,
     with_headings,
 )
-from corecraft.grading.transcript import CallRecord, Transcript
+from corecraft.grading.transcript import CallRecord, Transcript, written_text
 from corecraft.tasks.matchers import regex_found
 from corecraft.tasks.model import (
     ArgFormat,
@@ -54,6 +54,7 @@ class Evidence:
     world: World
     first_call: dict[str, int | None] = field(default_factory=dict)  # tool_called id -> index of first match
     reference_reply: str = ""  # the reference's reply (a conversation's last message): max_chars_vs_reference, one_answer
+    reference_written: tuple[str, ...] = ()  # the notes, details and posts the reference writes: one_answer
     prompt: str = ""  # the request the agent was given: part of the records a figure may come from
 
     @cached_property
@@ -73,7 +74,10 @@ class Evidence:
 
     @cached_property
     def record_text(self) -> str:
-        return "\n".join([self.prompt, *(json.dumps(c.result, default=str) for c in self.transcript.calls)])
+        """The prompt and what the tools returned, less the echo of a text the agent wrote (its own claim, not a
+        record: a wrong figure in its notes is no fact because the escalation it created repeats it)."""
+        return "\n".join([self.prompt, *(json.dumps(c.result, default=str) for c in self.transcript.calls
+                                          if written_text(c.name, c.args) is None)])
 
     @cached_property
     def record_numbers(self) -> list[float]:
@@ -290,10 +294,14 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
     if wrong:
         return False, f"reply {wrong}"
     if c.one_answer:
-        today = ev.world.now.date()
-        other = conflicts(text, ev.reference_reply, today, lambda f: ev.in_records(f, today))
+        other = _other_answer(ev, text)
         if other:
-            return False, f"reply gives another answer: {'; '.join(other[:3])}"
+            return False, f"reply gives another answer: {other}"
+        for call in ev.transcript.calls:
+            written = written_text(call.name, call.args) if call.ok else None
+            other = _other_answer(ev, written) if written else ""
+            if other:
+                return False, f"{call.name} writes another answer: {other}"
     if c.sentences and not has_sentence(text):
         return False, "reply is a bare list of values, with no sentence"
     if c.max_echo_of_prompt is not None and ev.prompt:
@@ -310,6 +318,14 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
             return False, (f"reply is {len(text):,} characters, over {c.max_chars_vs_reference:g}x "
                            f"the reference's {len(ev.reference_reply):,}")
     return True, "reply as expected"
+
+
+def _other_answer(ev: Evidence, text: str) -> str:
+    """The figures of ``text`` that give a fact the reference states (in its reply, notes, details or posts) another
+    value the records do not bear, or ''."""
+    today = ev.world.now.date()
+    reference = "\n".join((ev.reference_reply, *ev.reference_written))
+    return "; ".join(conflicts(text, reference, today, lambda f: ev.in_records(f, today))[:3])
 
 
 def _mislabelled(reading: Reading, wanted: list[LabelledNumber]) -> str:

@@ -22,10 +22,14 @@ reference does ("$163.99 for the PSU ... $389.00 for the card ... $552.99 in tot
 sentence saying what an action would do, the reference's value moved by an amount that sentence states ("that
 return would bring his net spend down to $642.49": round 90). A reply
 that restates the reference's facts in its own words, or adds figures under other words, is never a
-conflict; only an unsupported value given as the same fact is.
+conflict; only an unsupported value given as the same fact is. A figure right after "=" is the result of a
+sum, labelled by nothing before it ("$799.00 less 15% fee = $639.20" gives no fee of $639.20: round 149).
+
+The grader reads the notes, details and posts the agent writes the same way, against the reference's reply and
+its own written texts (:data:`corecraft.grading.transcript.WRITTEN_TEXT`).
 
 Measured on our blind-play replies (``tests/fixtures/blind_replies.json``) it flags none of the 13
-correct ones; the audit's ``hedge`` exploit drops from 127 passes of 160 to 11 (the rest flip yes/no
+correct ones (nor, in round 149, any of the 111 sessions' 175 written texts); the audit's ``hedge`` exploit drops from 127 passes of 160 to 11 (the rest flip yes/no
 words without changing a figure, which this module does not read).
 """
 
@@ -110,7 +114,11 @@ def figures(text: str, today: date) -> list[Figure]:
     for part in _CLAUSE_END.split(marked):
         back: list[str | None] = []  # the clause so far: content words, None for a figure or a small word
         waiting: Figure | None = None  # the last figure, until the next piece says what word follows it
+        end = 0
         for m in _PIECE.finditer(part):
+            if "=" in part[end:m.start()]:  # "$799.00 less 15% fee = $639.20": a result, not the fee
+                back.extend([None] * _LOOK_BACK)
+            end = m.end()
             word = m.group("word")
             if waiting is not None:
                 after = word.casefold() if word is not None else ""

@@ -18,7 +18,7 @@ import warnings
 from corecraft.grading.criteria import CHECKS, Evidence, minefield, order_holds
 from corecraft.grading.judge import Judge
 from corecraft.grading.result import CriterionResult, GradeResult, MinefieldResult
-from corecraft.grading.transcript import Transcript
+from corecraft.grading.transcript import Transcript, written_text
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import LlmJudge, ToolCalled
 from corecraft.world.store import World
@@ -31,9 +31,9 @@ class NoJudgeWarning(UserWarning):
 def grade(task: CompiledTask, transcript: Transcript, world: World, judge: Judge | None = None) -> GradeResult:
     """Grade one finished episode: exactly the compiled task's criteria and minefields."""
     criteria = task.criteria
-    ev = Evidence(transcript=transcript, world=world,
-                  reference_reply=task.task.reference_solution.reply,
-                  prompt=task.task.prompt)
+    reference = task.task.reference_solution
+    ev = Evidence(transcript=transcript, world=world, reference_reply=reference.reply, prompt=task.task.prompt,
+                  reference_written=tuple(t for c in reference.calls if (t := written_text(c.tool, c.args))))
     results: dict[str, CriterionResult] = {}
     judged: list[LlmJudge] = []
     for c in criteria:

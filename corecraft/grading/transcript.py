@@ -7,6 +7,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 
+WRITTEN_TEXT = {"create_escalation": "notes", "create_resolution": "details", "post_slack_message": "text"}
+"""The argument of each write tool that people read after the episode: an escalation's notes, a resolution's
+details, a Slack post. A figure in them is a claim, as in the reply."""
+
+
+def written_text(tool: str, args: dict[str, Any]) -> str | None:
+    """The text a write call leaves for people to read (:data:`WRITTEN_TEXT`), or None."""
+    text = args.get(WRITTEN_TEXT.get(tool, ""))
+    return text if isinstance(text, str) else None
+
+
 @dataclass(frozen=True)
 class CallRecord:
     """One tool call as the agent made it and what came back."""
