@@ -1,6 +1,6 @@
-"""The reward's gates: one answer per fact in the reply and the records it writes (a hedge earns 0), no collateral writes (Slack posts aside), a
-reply with a sentence, tool_called's any-of form; the real blind-play replies still graded as before; and
-the exploit audit over the whole library."""
+"""The reward's gates: one answer per fact in the reply and the records it writes (a hedge earns 0), no collateral
+writes (Slack posts aside), a reply with a sentence, tool_called's any-of form; the real blind-play replies still
+graded as before; and the exploit audit over the whole library."""
 
 from __future__ import annotations
 

@@ -29,8 +29,9 @@ The grader reads the notes, details and posts the agent writes the same way, aga
 its own written texts (:data:`corecraft.grading.transcript.WRITTEN_TEXT`).
 
 Measured on our blind-play replies (``tests/fixtures/blind_replies.json``) it flags none of the 13
-correct ones (nor, in round 149, any of the 111 sessions' 175 written texts); the audit's ``hedge`` exploit drops from 127 passes of 160 to 11 (the rest flip yes/no
-words without changing a figure, which this module does not read).
+correct ones (nor, in round 149, any of the 111 sessions' 175 written texts); the audit's ``hedge`` exploit
+drops from 127 passes of 160 to 11 (the rest flip yes/no words without changing a figure, which this module
+does not read).
 """
 
 from __future__ import annotations

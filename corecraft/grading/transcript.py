@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-
 WRITTEN_TEXT = {"create_escalation": "notes", "create_resolution": "details", "post_slack_message": "text"}
 """The argument of each write tool that people read after the episode: an escalation's notes, a resolution's
 details, a Slack post. A figure in them is a claim, as in the reply."""

@@ -466,8 +466,9 @@ class Task(_Strict):
         default=True, description="Grade the default gates: `reply_hygiene` (rubrics/reply_hygiene.yaml: a reply written "
                                   "for a person, with a sentence, no pasted tool output, at most 5x the reference's "
                                   "length), `one_answer` (rubrics/one_answer.yaml: no second value for a fact of the "
-                                  "reference, in the reply or the notes, details and posts written) and `no_collateral_writes` (derived from the task's db_diff: nothing "
-                                  "else written, Slack posts aside). Include a rubric one yourself to change its weight; "
+                                  "reference, in the reply or the notes, details and posts written) and "
+                                  "`no_collateral_writes` (derived from the task's db_diff: nothing else written, "
+                                  "Slack posts aside). Include a rubric one yourself to change its weight; "
                                   "set false only where pasting is the job.")
     canary: str | None = Field(default=None, description="Test-split files carry the benchmark canary string.")
     split: SkipJsonSchema[str | None] = Field(default=None, description="Set from the folder; do not write it in the file.")
