@@ -246,7 +246,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "e11c22695b57d0832d2a96afc002a4f1c3cdd38cb2e79ba7fc18a89fa98fa978"
+DEFAULT_WORLD_HASH = "e4e49b37ced665794d5c548ee0e17f5bebff0ee0cc437ad9ddc5bf16a3563f7a"
 
 
 @pytest.mark.slow
