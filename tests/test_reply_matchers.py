@@ -149,6 +149,12 @@ def test_accents_do_not_matter_for_names() -> None:
     ("The net spend is $1,451.38 − $375.09 = $1,076.29.", "net spend", "money", [1076.29]),
     ("Captured $1,451.38 minus $375.09 refunded = $1,076.29.", "captured", "money", [1451.38]),
     ("Net spend: $1,451.38 captured, less refunds.", "net spend", "money", [1451.38]),
+    ("**Net spend:** We've captured $1,451.38 from five payments. Minus $375.09 in refunds, that's **$1,076.29**.",
+     "net spend", "money", [1076.29]),  # round 150
+    ("Net spend: we captured $1,451.38, then refunded $375.09, leaving $1,076.29.", "net spend", "money", [1076.29]),
+    ("Net spend: we captured $1,451.38; that's before refunds.", "net spend", "money", [1451.38]),
+    ("- Order total: $1,589.47, of which we captured $1,451.38; that leaves $1,076.29.", "order total", "money",
+     [1589.47]),
     ("Overall, you were charged $312.89 in shipping, and 29 orders shipped free.", "overall", "money",
      [312.89]),  # round 86
     ("In total, 40 orders shipped, and $312.89 was charged.", "in total", "money", [None]),

@@ -437,6 +437,11 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, parts
                 key = (i - j if j < i else j - end, 0 if j < i else 1, tokens[j].amount.value)  # type: ignore[union-attr]
                 if best is None or key < best:
                     best = key
+            linked = best is not None and best[1] == 1 and all(t.word in _LINKS for t in tokens[end + 1:best[0] + end])
+            if i == 0 and not linked and reading.heads_a_labelled_line(index) and \
+                    (concluded := _line_result(reading, index, unit)) is not None:
+                out.append(concluded)  # a heading over a computation in words: what it comes to
+                continue
             if best is None and i == 0 and reading.heads_a_labelled_line(index):
                 out.append(_rest_of_line(reading, index, unit))
                 continue
@@ -444,7 +449,7 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, parts
                     and reading.line_of(index + 1) == reading.line_of(index):
                 out.append(_first_amount(reading.clause(index + 1), unit))  # "Overall, you were charged $312.89"
                 continue
-            if best is not None and best[1] == 1 and all(t.word in _LINKS for t in tokens[end + 1:best[0] + end]) \
+            if best is not None and linked \
                     and (best[0] > 1 or (i == 0 and reading.heads_a_labelled_line(index))) \
                     and (result := _result(reading, index, unit)) is not None:
                 out.append(result)  # "Net spend: $1,451.38 minus $375.09 = $1,076.29": what the computation comes to
@@ -478,15 +483,32 @@ def _rest_of_line(reading: Reading, index: int, unit: Unit) -> float | None:
     return None
 
 
+def _line_result(reading: Reading, index: int, unit: Unit) -> float | None:
+    """What the computation on clause ``index``'s line comes to, from that clause on: the last result
+    (:func:`_result`, "=" or words) of its clauses, or None when none computes ("Net spend: We've captured $1,451.38 ... Minus
+    $375.09 in refunds, that's $1,076.29": round 150)."""
+    line = reading.line_of(index)
+    results = [result for i in range(index, len(reading.clauses)) if reading.line_of(i) == line
+               if (result := _result(reading, i, unit, in_words=True)) is not None]
+    return results[-1] if results else None
+
+
 _LINKS = frozenset({"is", "was", "are", "were", "comes", "came", "to", "of", "works", "out", "at", "equals", "totals"})
 """Words that join a label to the computation giving it ("the net is $1,451.38 minus $375.09 = $1,076.29")."""
 
+_COMES_TO = re.compile(r"=|\b(?:that['’]s|that is|that leaves|which leaves|leaving|(?:which )?comes? to|for a net of)"
+                       r"(?=\W*(?:\$|USD|[0-9]))", re.IGNORECASE)
+"""What joins a computation to its result in words, right before the figure ("... minus $375.09, that's $1,076.29";
+"leaving $1,076.29"), or "="."""
 
-def _result(reading: Reading, index: int, unit: Unit) -> float | None:
+
+def _result(reading: Reading, index: int, unit: Unit, in_words: bool = False) -> float | None:
     """What a computation in clause ``index`` comes to: the first number of ``unit`` after its last "=" ("$1,451.38
-    captured minus $375.09 refunded = $1,076.29" comes to 1,076.29); None when the clause has no "=" before one."""
+    captured minus $375.09 refunded = $1,076.29" comes to 1,076.29), or with ``in_words`` after its last
+    :data:`_COMES_TO` join; None when the clause has none before one."""
     part = reading.clauses[index][0]
-    return _first_amount(_clause(part.rsplit("=", 1)[1]), unit) if "=" in part else None
+    joins = list(_COMES_TO.finditer(part) if in_words else re.finditer("=", part))
+    return _first_amount(_clause(part[joins[-1].end():]), unit) if joins else None
 
 
 def _first_amount(clause: _Clause, unit: Unit) -> float | None:
