@@ -644,6 +644,30 @@ def test_a_setup_parcel_shipping_a_part_after_it_ran_out_is_flagged(tmp_path: Pa
         "ord-250213-001" in found[0] and "ran out at the backorder of 2025-02-01T10:17:00-05:00" in found[0], found
 
 
+def test_a_split_orders_parcels_each_list_their_own_lines(tmp_path: Path) -> None:
+    """A parcel lists lines of its own order, none that another parcel of it carries; a lone parcel lists all or
+    none; a second parcel makes the first list its lines (round 149: which parcel brought what)."""
+    def problems(*steps: str) -> list[str]:
+        path = tmp_path / "parcel_lines.yaml"
+        path.write_text(_setup_step("\n  - ".join(steps)), encoding="utf-8")
+        return [str(p) for p in check_task(path) if "lines" in str(p)]
+
+    assert problems(f"{{update: Shipment, id: {SHIP}, set: {{tracking_number: 1Z4839200357186401}}}}") == []
+    assert any("which is no line of ord-250213-001" in p for p in problems(
+        f"{{update: Shipment, id: {SHIP}, set: {{lines: [ord-250101-001-L1]}}}}"))
+    assert any("is ord-250213-001's only parcel but lists 0 of its" in p for p in problems(
+        f"{{update: Shipment, id: {SHIP}, set: {{lines: []}}}}"))
+    split = content("tasks", "train", "split_order_doa_second_parcel_paypal.yaml")
+    text = split.read_text(encoding="utf-8")
+    assert "    lines: [ord-250828-006-L1, ord-250828-006-L2]\n" in text and not check_task(split)
+    for lines, why in (("", "is one of 2 parcels of ord-250828-006 but lists no lines"),
+                       ("    lines: [ord-250828-006-L1, ord-250828-006-L3]\n",
+                        "lists ord-250828-006-L3, which parcel ship-250828-006b carries too")):
+        broken = tmp_path / split.name
+        broken.write_text(text.replace("    lines: [ord-250828-006-L1, ord-250828-006-L2]\n", lines), encoding="utf-8")
+        assert any(why in str(p) for p in check_task(broken)), why
+
+
 def test_a_parcel_the_setup_inserts_gets_its_eta_at_pickup(tmp_path: Path) -> None:
     def parcel(eta: str) -> str:
         shipped = ORDER.format(status='fulfilled').replace("updated_at: '2025-03-01T10:17:00'",

@@ -391,15 +391,20 @@ def test_an_order_paid_two_ways_shows_both_payments_and_the_refunds_on_each(ctx:
 
 def test_a_split_order_shows_every_parcel(ctx: ToolContext) -> None:
     """A split order's later parcel is in ``more_shipments`` (``shipment`` stays the first), so the details do not
-    hide it (blind round 40 found the second parcel only by searching shipments)."""
+    hide it (blind round 40 found the second parcel only by searching shipments), and each parcel says which lines
+    it carries (round 149)."""
     first = rows(ctx, m.Shipment, "ORDER BY id")[0]
     columns = [c[1] for c in ctx.conn.execute("PRAGMA table_info(shipment)") if c[1] not in ("id", "shipped_at")]
     later = db.encode_datetime(datetime.fromisoformat(first["shipped_at"]) + timedelta(days=1))
     ctx.conn.execute(f"INSERT INTO shipment (id, shipped_at, {', '.join(columns)}) SELECT id || 'b', ?, "
                      f"{', '.join(columns)} FROM shipment WHERE id = ?", (later, first["id"]))
+    line = rows(ctx, m.OrderLine, "WHERE order_id = ? ORDER BY id", (first["order_id"],))[0]["id"]
+    ctx.conn.execute("UPDATE shipment SET lines = ? WHERE id = ?", (json.dumps([line]), f"{first['id']}b"))
     result = ok(ctx, "get_order_details", {"order_id": first["order_id"]})
-    assert result["shipment"]["id"] == first["id"]
-    assert [s["id"] for s in result["more_shipments"]] == [f"{first['id']}b"]
+    assert result["shipment"]["id"] == first["id"] and result["shipment"]["lines"] is None
+    assert [(s["id"], s["lines"]) for s in result["more_shipments"]] == [(f"{first['id']}b", [line])]
+    searched = ok(ctx, "search_shipments", {"order_id": first["order_id"]})["results"]
+    assert {s["id"]: s["lines"] for s in searched} == {first["id"]: None, f"{first['id']}b": [line]}
     one = rows(ctx, m.Shipment, "WHERE order_id != ? ORDER BY id", (first["order_id"],))[0]
     assert ok(ctx, "get_order_details", {"order_id": one["order_id"]})["more_shipments"] == []
 

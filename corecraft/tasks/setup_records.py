@@ -44,7 +44,8 @@ No inserted row is updated before it was created. Each row is judged as it stand
 update is judged with the seeded fields it keeps. Inserted tickets, orders, refunds, resolutions, escalations,
 customers, employees and builds number on from the world's last id of their stem, in the order they were made
 (:func:`id_sequence_problems`), as the world counts its ids; an inserted Slack message is named by its minute, as every
-message is (:func:`message_id_problems`).
+message is (:func:`message_id_problems`). A split order's parcels each list the lines they carry, each line in one parcel
+(:func:`_parcel_line_problems`).
 """
 
 from __future__ import annotations
@@ -481,6 +482,7 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         out.append(("events", f"has its first scan at {events[0]['ts']}, before its order {order['id']} was placed "
                               f"({order['created_at']}): a label is printed for an order"))
     if order is not None:
+        out += [("lines", problem) for problem in _parcel_line_problems(row, world)]
         items = [db.fetch(world.conn, models.Product, product, world.tz) for product, in world.conn.execute(
             f"SELECT product_id FROM {db.table(models.OrderLine)} WHERE order_id = ? ORDER BY id", (order["id"],))]
         wrong = origin_problem(events, order["shipping_address"], [p for p in items if p is not None], seeds.fidelity,
@@ -572,6 +574,25 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
     elif (spelled := spells_order(_drawn_digits(carrier, number), str(row["order_id"]))) is not None:
         out.append(("tracking_number", f"has tracking number {number}, whose drawn digits spell {spelled} of its "
                                        f"order {row['order_id']}: a carrier's numbers are random"))
+    return out
+
+
+def _parcel_line_problems(row: dict[str, Any], world: World) -> list[str]:
+    """A split order's parcels each list the lines they carry (``lines``), lines of their order that no other parcel
+    of it carries; a lone parcel carries the whole order and lists none or all of them."""
+    order_lines = {i for i, in world.conn.execute(
+        f"SELECT id FROM {db.table(models.OrderLine)} WHERE order_id = ?", (row["order_id"],))}
+    parcels = [db.fetch(world.conn, models.Shipment, i, world.tz) for i, in world.conn.execute(
+        f"SELECT id FROM {db.table(models.Shipment)} WHERE order_id = ? ORDER BY id", (row["order_id"],))]
+    lines: list[str] | None = row.get("lines")
+    if lines is None:
+        return [f"is one of {len(parcels)} parcels of {row['order_id']} but lists no lines (a split order's parcel "
+                "says which lines it carries)"] if len(parcels) > 1 else []
+    out = [f"lists {line}, which is no line of {row['order_id']}" for line in lines if line not in order_lines]
+    out += [f"lists {line}, which parcel {other['id']} carries too" for other in parcels
+            if other is not None and other["id"] != row["id"] for line in lines if line in (other.get("lines") or ())]
+    if len(parcels) == 1 and set(lines) != order_lines:
+        out.append(f"is {row['order_id']}'s only parcel but lists {len(lines)} of its {len(order_lines)} lines")
     return out
 
 

@@ -201,7 +201,8 @@ def get_order_details(ctx: ToolContext, args: GetOrderDetailsArgs) -> dict[str, 
     unit_price, line_total), customer, payments (every payment taken for it, in the order they were
     processed: an order paid two ways has two) and payment (the first of them), shipment (the first
     parcel, with tracking events, or null if not shipped) and more_shipments (a split order's later
-    parcels, in the order they shipped; empty for one parcel), refunds against any of its payments,
+    parcels, in the order they shipped; empty for one parcel; each parcel of a split order lists the ids
+    of the lines it carries, and lines is null on a parcel that carries the whole order), refunds against any of its payments,
     the support tickets about it and replacement_orders (the no-charge orders that replace units of it). A no-charge
     replacement order (replaces_order_id set) is $0 and has no payment (null), so nothing on it can be
     refunded.
@@ -285,7 +286,8 @@ class SearchShipmentsArgs(PageArgs):
 def search_shipments(ctx: ToolContext, args: SearchShipmentsArgs) -> dict[str, Any]:
     """Search shipments by order, carrier, status, tracking number, ship date and lateness.
 
-    Returns a page of full shipment records (with the carrier's event timeline), newest first,
+    Returns a page of full shipment records (with the carrier's event timeline and, for a parcel of a
+    split order, the ids of the order lines it carries; null when it carries the whole order), newest first,
     each with late: true if delivered after its eta or still undelivered past it, null when the
     eta is unknown (then compare the dates with the carrier's SLA yourself).
     """

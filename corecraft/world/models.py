@@ -163,7 +163,8 @@ class Payment(SQLModel, table=True):
 
 
 class Shipment(SQLModel, table=True):
-    """A shipment of an order; ``events`` is the carrier's timeline, oldest first."""
+    """A shipment of an order; ``events`` is the carrier's timeline, oldest first. ``lines`` holds the ids of the
+    order lines a split order's parcel carries, and is null when the parcel carries the whole order."""
 
     id: str = Field(primary_key=True)
     order_id: str = Field(foreign_key="order.id", index=True)
@@ -174,6 +175,7 @@ class Shipment(SQLModel, table=True):
     eta: datetime | None = None
     delivered_at: datetime | None = None
     events: list[dict[str, str]] = _json(nullable=False)
+    lines: list[str] | None = _json()
 
 
 class SupportTicket(SQLModel, table=True):
