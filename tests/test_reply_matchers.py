@@ -278,6 +278,13 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
     "superseded_phrase_is_not_stated": ({"not_contains": ["7-day"]},
                                         "Its 7-day window, replacement-first outcome and no shipping refund no longer "
                                         "apply.", True, ""),
+    # Regression (blind round 151): the same list, one item longer, put the retraction 63 characters on.
+    "long_superseded_list_is_not_stated": ({"not_contains": ["7-day"]},
+                                           "Its 7-day window, replacement-first rule and \"shipping not refunded\" line no "
+                                           "longer apply.", True, ""),
+    "stated_then_other_retracted_is_forbidden": ({"not_contains": ["7-day"]},
+                                                 "DOA has a 7-day window, so it applies; the Slack post's 30 days no "
+                                                 "longer applies.", False, "forbidden '7-day'"),
     "outdated_rule_is_not_stated": ({"not_contains": ["7 days"]}, "The old 7 days rule is outdated; use 14.", True,
                                     ""),
     # Regression (blind round 95): "the other one is deprecated, so ignore its 7-day window" failed the same check.

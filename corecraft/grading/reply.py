@@ -665,13 +665,13 @@ class Reading:
 _NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|neither|cannot|without|nor|ignore|disregard|\w+n['’]t)"
                        r"(?:\s+[\w'’]+){0,2}\s+$",
                        re.IGNORECASE)
-_RETRACTION = re.compile(r"^[^.!?\n]{0,60}?\b(?:disregard|ignore\b|(?:is|was) (?:not|no longer) (?:valid|right|correct)\b"
+_RETRACTION = re.compile(r"^[^.!?;\n]{0,100}?\b(?:disregard|ignore\b|(?:is|was) (?:not|no longer) (?:valid|right|correct)\b"
                          r"|(?:isn['’]t|wasn['’]t) (?:valid|right|correct)\b|(?:is|was) (?:wrong|incorrect|retracted|withdrawn)\b"
                          r"|no longer appl(?:y|ies)\b|(?:do|does)(?: not|n['’]t) apply\b"
                          r"|(?:is|are|was|were) (?:deprecated|outdated|superseded|obsolete|retired)\b)",
                          re.IGNORECASE)
-"""Words after a phrase, in its sentence, that take it back ("9/20 … please disregard it", "that date was wrong", "its
-7-day window … no longer applies")."""
+"""Words after a phrase, in its sentence (a semicolon starts another), that take it back ("9/20 … please disregard it",
+"that date was wrong", "its 7-day window … no longer applies")."""
 
 
 def asserts(text: str, phrase: str) -> bool:
