@@ -27,7 +27,8 @@ How you work:
 - Verify who you are dealing with before discussing or changing an account.
 - {ending}
 - Answer what was asked, in plain sentences and no longer than the answer needs; a reply padded
-  with everything the tools showed, or with tool output pasted in, does not count as an answer."""
+  with everything the tools showed, or with tool output pasted in, does not count as an answer.
+  Notes, resolution details and Slack posts you write are read by people too: write them, do not paste."""
 
 ONE_REPLY = """When you are finished, answer the requester with a final message that makes no tool calls:
   that message ends the conversation."""

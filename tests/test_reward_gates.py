@@ -247,6 +247,21 @@ def test_a_written_record_gives_one_answer_as_the_reply_does(details: str, met: 
         assert check.reason.startswith("create_resolution writes another answer"), check.reason
 
 
+def test_a_note_of_pasted_tool_output_shuts_the_hygiene_gate() -> None:
+    """Round 153's probe: the reference's calls and reply with every note, detail and post replaced by pasted tool
+    output passed 59 of 115 tasks; a written record is held to reply_hygiene's no-pasted-output rule now."""
+    task = DOMAIN.tasks.get("refund_over_limit_escalation_fee_under_limit")
+    pasted = '{"id": "ord-250808-001", "customer_id": "cust-0134", "status": "fulfilled", "subtotal": 985.0}'
+    calls = [(c.tool, {**c.args, "details": f"[{c.args['ticket_id']}] {pasted}"} if c.tool == "create_resolution"
+              else c.args) for c in task.task.reference_solution.calls]
+    result = _grade(task, calls, task.task.reference_solution.reply)
+    hygiene = next(r for r in result.criteria if r.id == "reply_hygiene")
+    assert hygiene.status == "not_met" and hygiene.reason.startswith("create_resolution pastes tool output"), hygiene
+    assert result.reward == 0.0
+    probe = audit([task], DOMAIN, [EXPLOITS_BY_NAME["paste_notes"]])
+    assert probe.summary()["paste_notes"] == {"mean_reward": 0.0, "tasks_passed": 0, "tasks": 1}
+
+
 JUSTIFIED_PASSES: dict[tuple[str, str], str] = {}
 """Exploit passes that are correct solutions, each with why. Everything else must earn no pass (issue #11)."""
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from corecraft.cli import tasks_cmd
 from corecraft.cli.main import app
 from corecraft.domain import default_domain
+from corecraft.grading.transcript import WRITTEN_TEXT
 from corecraft.paths import content
 from corecraft.tasks.audit import (
     EXPLOITS,
@@ -54,12 +55,18 @@ def played(task: CompiledTask, policy: object) -> tuple[str | None, list[str]]:
 def test_the_audit_runs_every_exploit_on_a_couple_of_tasks() -> None:
     tasks = [find_task(t) for t in TASKS]
     report = audit(tasks, DOMAIN)
+    writes_text = {t.id for t in tasks if any(c.tool in WRITTEN_TEXT for c in t.task.reference_solution.calls)}
+    assert writes_text == {"gpu_clearance_return_tiffany_shard_window"}  # paste_notes applies to it alone
+
+    def applies(task_id: str, exploit: str) -> bool:
+        return not EXPLOITS_BY_NAME[exploit].conversations_only and (exploit != "paste_notes" or task_id in writes_text)
+
     assert [(a.task_id, a.exploit) for a in report.attempts] == [(t, e.name) for t in TASKS for e in EXPLOITS
-                                                                 if not e.conversations_only]
+                                                                 if applies(t, e.name)]
     assert all(0.0 <= a.reward <= 1.0 for a in report.attempts)
     summary = report.summary()
     assert list(summary) == [e.name for e in EXPLOITS]
-    assert all(row["tasks"] == (0 if EXPLOITS_BY_NAME[name].conversations_only else len(TASKS)) for name, row in summary.items())
+    assert all(row["tasks"] == sum(applies(t, name) for t in TASKS) for name, row in summary.items())
     assert summary["no_op"]["tasks_passed"] == 0
     pasted = [a for a in report.attempts if a.exploit == "paste_all"]
     assert all(a.reward == 0.0 for a in pasted)  # the right writes, but a pasted reply shuts the reply_hygiene gate

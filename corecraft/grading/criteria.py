@@ -63,6 +63,11 @@ class Evidence:
         return Reading(self.transcript.reply)
 
     @cached_property
+    def written(self) -> list[tuple[CallRecord, str]]:
+        """The notes, resolution details and Slack posts the agent's successful calls wrote, with their calls."""
+        return [(call, text) for call in self.transcript.calls if call.ok and (text := written_text(call.name, call.args))]
+
+    @cached_property
     def diff(self) -> dict[str, TableDiff]:
         return world_diff(self.world.conn)
 
@@ -297,10 +302,8 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
         other = _other_answer(ev, text)
         if other:
             return False, f"reply gives another answer: {other}"
-        for call in ev.transcript.calls:
-            written = written_text(call.name, call.args) if call.ok else None
-            other = _other_answer(ev, written) if written else ""
-            if other:
+        for call, written in ev.written:
+            if other := _other_answer(ev, written):
                 return False, f"{call.name} writes another answer: {other}"
     if c.sentences and not has_sentence(text):
         return False, "reply is a bare list of values, with no sentence"
@@ -312,6 +315,9 @@ def _meaning(c: FinalReply, ev: Evidence, text: str, reading: Reading) -> Outcom
         pasted = tool_payload_in(text)
         if pasted:
             return False, f"reply pastes tool output ({pasted})"
+        for call, written in ev.written:
+            if pasted := tool_payload_in(written):
+                return False, f"{call.name} pastes tool output ({pasted})"
     if c.max_chars_vs_reference is not None and ev.reference_reply:
         limit = max(c.max_chars_vs_reference * len(ev.reference_reply), c.max_chars_at_least)
         if len(text) > limit:

@@ -18,6 +18,9 @@ The policies:
 - ``hedge``: the reference's calls, then the reference reply followed by a contradictory variant
   (every number changed, yes/can/is turned into no/cannot/isn't).
 - ``echo_prompt``: the reference's calls, then the request itself as the reply.
+- ``paste_notes``: the reference's calls and reply, but every escalation note, resolution detail and Slack post
+  it writes is the tool result before it pasted as JSON (a ``[ticket]`` lead kept); ``—`` where the reference
+  writes none.
 - ``skip_dialogue`` (conversation tasks only, ``—`` elsewhere): every reference call, then only the
   reference's last message: it answers without asking what the conversation would have told it.
 
@@ -41,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from corecraft.episode import Episode
+from corecraft.grading.transcript import WRITTEN_TEXT
 from corecraft.tasks.compile import CompiledTask
 from corecraft.tasks.model import Call, Task
 from corecraft.tools import Toolkit
@@ -178,6 +182,25 @@ def hedge(task: Task, episode: Episode) -> str:
     return f"{reply}\n\nOr, if I have misread the records: {contradiction(reply)}"
 
 
+_LEAD = re.compile(r"\A\[[^\]\n]*\]\s*")
+"""A written text's bracketed lead ("[tick-250914-007] "), which a task's format may ask for."""
+
+
+def paste_notes(task: Task, episode: Episode) -> str | None:
+    calls = task.reference_solution.calls
+    if not any(c.tool in WRITTEN_TEXT for c in calls):
+        return None
+    last: dict[str, Any] = {}
+    for c in calls:
+        arg = WRITTEN_TEXT.get(c.tool)
+        if arg is None:
+            last = episode.call(c.tool, c.args)
+            continue
+        lead = _LEAD.match(str(c.args.get(arg, "")))
+        episode.call(c.tool, {**c.args, arg: (lead.group() if lead else "") + _pasted([last])[:1200]})
+    return task.reference_solution.reply
+
+
 def echo_prompt(task: Task, episode: Episode) -> str:
     _run(episode, task.reference_solution.calls)
     return task.prompt
@@ -196,6 +219,7 @@ EXPLOITS: tuple[Exploit, ...] = (
     Exploit("fire_writes", "reference calls + every other write tool, reference reply", fire_writes),
     Exploit("hedge", "reference calls, reference reply + a contradictory variant", hedge),
     Exploit("echo_prompt", "reference calls, the request echoed as the reply", echo_prompt),
+    Exploit("paste_notes", "reference calls and reply, notes/details/posts pasted tool output", paste_notes),
     Exploit("skip_dialogue", "conversations: every reference call, then only its last message", skip_dialogue,
             conversations_only=True),
 )
