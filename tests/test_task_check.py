@@ -255,6 +255,17 @@ SETUP_RECORDS = {
                                           '{ts: "2025-02-21T21:40:00-05:00", status: delivered, '
                                           'location: "Richmond, VA"}'),
                                    "is delivered at 21:40, after the carriers' delivery rounds end (20:00)"),
+    "delivered_the_night_after_the_truck": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-20T16:15:00-05:00", status: '
+                                                   'out_for_delivery, location: "Richmond, VA"}',
+                                                   '{ts: "2025-02-21T03:17:00-05:00", status: delivered, '
+                                                   'location: "Richmond, VA"}'),
+                                            "is delivered at 2025-02-21 03:17 but went out for delivery at 2025-02-20 "
+                                            "16:15: a truck delivers the day it leaves"),  # round 153's Northfield
+    "truck_out_in_the_afternoon": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T14:50:00-05:00", status: '
+                                          'out_for_delivery, location: "Richmond, VA"}',
+                                          '{ts: "2025-02-21T16:00:00-05:00", status: delivered, '
+                                          'location: "Richmond, VA"}'),
+                                   "went out for delivery at 14:50: the trucks leave between 06:00 and 12:00"),
     "delivered_without_going_out": (_scans(LABEL, PICKUP, HOP, '{ts: "2025-02-21T11:00:00-05:00", status: delivered, '
                                                                'location: "Richmond, VA"}'),
                                     "is delivered with no 'out_for_delivery' scan before it"),

@@ -3,9 +3,9 @@
 than its order was placed, each scan is written in the world's UTC offset of its day, no scan is after the world's
 now, it leaves from the warehouse ``kb-warehouse-network`` assigns
 (:func:`~corecraft.world.fidelity.origin_problem`, as lint's), its scans head for the order's city without
-zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there, then is delivered
-by the time the carriers' rounds end (:func:`~corecraft.world.fidelity.delivery_hour_problem`, as lint's
-shipment_scans),
+zig-zagging (``route_problems``, as lint's shipment_routes) and it goes out for delivery there on a morning truck,
+then is delivered that day by the time the carriers' rounds end
+(:func:`~corecraft.world.fidelity.delivery_hour_problem`, as lint's shipment_scans),
 it is labelled and picked up on carrier business days (:func:`~corecraft.world.rules.is_business_day` with
 ``carrier_holidays`` from ``seeds/policy.yaml``) and within the dock's day
 (:func:`~corecraft.world.fidelity.pickup_problem`: not before the first collection, by the last one if labelled in
@@ -534,7 +534,10 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
             _moment(row["delivered_at"], world).astimezone(world.tz))):
         out.append(("events", f"{problem}, as every late world parcel (kb-shipment-tracking-events)"))
     handed = next((e for e in events if e.get("status") == "delivered"), None)
-    if handed is not None and (problem := delivery_hour_problem(_moment(handed["ts"], world).astimezone(world.tz))):
+    truck = next((e for e in reversed(events) if e.get("status") == "out_for_delivery"), None)
+    if handed is not None and _moment(handed["ts"], world) <= world.now and (problem := delivery_hour_problem(
+            _moment(handed["ts"], world).astimezone(world.tz),
+            truck and _moment(truck["ts"], world).astimezone(world.tz))):
         out.append(("events", f"{problem}, when no world parcel is"))
     # Delivered or still on its way, a parcel is scanned the night after pickup and then every few business days;
     # the silence after the last scan of one still on its way is left alone (a task's stuck parcel).

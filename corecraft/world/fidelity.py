@@ -1386,13 +1386,30 @@ def delay_flag_problem(statuses: Sequence[str], eta: datetime | None, delivered:
             "flags a parcel late on its due day")
 
 
-def delivery_hour_problem(delivered: datetime | None) -> str | None:
+TRUCKS_LEAVE = (time(6, 0), time(12, 0))
+"""When the delivery trucks leave the local facility (the ``out_for_delivery`` scan): in the morning."""
+
+
+def delivery_hour_problem(delivered: datetime | None, out_for_delivery: datetime | None = None) -> str | None:
     """What is wrong with a parcel delivered at ``delivered`` (world time): it is delivered by the time the carriers'
-    rounds end (:data:`ROUNDS_END`); None when it is, or is not delivered. Shared by lint's shipment_scans and
-    ``corecraft tasks check``'s setup parcels."""
-    if delivered is None or delivered.time() <= ROUNDS_END:
+    rounds end (:data:`ROUNDS_END`), and when it went out for delivery at ``out_for_delivery``, that was the
+    morning (:data:`TRUCKS_LEAVE`) of the day it was delivered; None when it is, or is not delivered. Shared by lint's
+    shipment_scans and ``corecraft tasks check``'s setup parcels (round 153: a parcel out for delivery at 16:15
+    and delivered at 03:17 the next night)."""
+    if delivered is None:
         return None
-    return f"is delivered at {delivered:%H:%M}, after the carriers' delivery rounds end ({ROUNDS_END:%H:%M})"
+    if delivered.time() > ROUNDS_END:
+        return f"is delivered at {delivered:%H:%M}, after the carriers' delivery rounds end ({ROUNDS_END:%H:%M})"
+    if out_for_delivery is None:
+        return None
+    if out_for_delivery.date() != delivered.date() or out_for_delivery > delivered:
+        return (f"is delivered at {delivered:%Y-%m-%d %H:%M} but went out for delivery at "
+                f"{out_for_delivery:%Y-%m-%d %H:%M}: a truck delivers the day it leaves, after it leaves")
+    start, end = TRUCKS_LEAVE
+    if not start <= out_for_delivery.time() < end:
+        return (f"went out for delivery at {out_for_delivery:%H:%M}: the trucks leave between {start:%H:%M} and "
+                f"{end:%H:%M}")
+    return None
 
 
 OPEN_TICKET_STATUSES = frozenset({"new", "open", "pending_customer"})

@@ -545,7 +545,8 @@ def shipment_scans(r: Records) -> list[Finding]:
     "carrier network", and not before the day of its ETA (a parcel is late once it misses it), one delivered after
     its ETA's day has one (:func:`~corecraft.world.fidelity.delay_flag_problem`), a label is not printed the
     very minute the payment was captured (someone picks the order first), and a parcel is delivered by the time the
-    carriers' delivery rounds end (:func:`~corecraft.world.fidelity.delivery_hour_problem`)."""
+    carriers' delivery rounds end, the day its truck left that morning
+    (:func:`~corecraft.world.fidelity.delivery_hour_problem`)."""
     found = []
     for ship in r.shipments.values():
         statuses = [e["status"] for e in ship["events"]]
@@ -571,7 +572,9 @@ def shipment_scans(r: Records) -> list[Finding]:
         if (problem := delay_flag_problem(statuses, ship["eta"] and ship["eta"].astimezone(r.tz),
                                           ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz))):
             found.append(Finding("shipment_scans", ship["id"], problem))
-        if problem := delivery_hour_problem(ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz)):
+        trucks = [moment for status, moment in zip(statuses, moments, strict=True) if status == "out_for_delivery"]
+        if problem := delivery_hour_problem(ship["delivered_at"] and ship["delivered_at"].astimezone(r.tz),
+                                            trucks[-1].astimezone(r.tz) if trucks else None):
             found.append(Finding("shipment_scans", ship["id"], problem))
     return found
 
