@@ -87,9 +87,12 @@ class Evidence:
     @cached_property
     def record_numbers(self) -> list[float]:
         """The numbers of the records read, and what each order line read cost the customer (its price less the
-        order's loyalty discount, per unit and in all): a return refund quoted for another item is a fact the
-        records bear, not a second answer (round 147: "return the kit for a full refund of $113.05")."""
-        paid = [amount for call in self.transcript.calls for amount in _paid_for_lines(call.result)]
+        order's loyalty discount, per unit and in all), also less a fee at each rate the records state (a share of
+        the price): a return refund quoted for another item is a fact the records bear, not a second answer (round
+        147: "return the kit for a full refund of $113.05"; round 154: "if they approve it, the refund would be
+        $674.25", $899.00 less 10% and the 15% fee)."""
+        rates = sorted({float(rate) for rate in _RATE.findall(self.record_text) if 0 < float(rate) <= 50})
+        paid = [amount for call in self.transcript.calls for amount in _paid_for_lines(call.result, rates)]
         return [*numbers_in(self.record_text), *paid]
 
     def _record_dates(self, today: date) -> frozenset[date]:
@@ -196,9 +199,13 @@ def _normalise(text: str, case_sensitive: bool) -> str:
 _NUMBER = re.compile(r"-?\$?\s?\d[\d,]*(?:\.\d+)?")
 
 
-def _paid_for_lines(result: Any) -> list[float]:
+_RATE = re.compile(r"(?<![\d.])(\d{1,2}(?:\.\d+)?)\s?%")
+"""A percentage written in the records ("15%", "10 %")."""
+
+
+def _paid_for_lines(result: Any, rates: list[float]) -> list[float]:
     """For an order in a tool result (its ``lines``, ``subtotal`` and ``discount``): each line's price less the
-    order's discount share, per unit and for the line."""
+    order's discount share, per unit and for the line, and that less each of ``rates`` percent of the price."""
     if not isinstance(result, dict):
         return []
     lines, subtotal, discount = result.get("lines"), result.get("subtotal"), result.get("discount")
@@ -206,8 +213,9 @@ def _paid_for_lines(result: Any) -> list[float]:
             or subtotal <= 0:
         return []
     kept = 1 - discount / subtotal
-    return [round(line[key] * kept, 2) for line in lines if isinstance(line, dict)
-            for key in ("unit_price", "line_total") if isinstance(line.get(key), int | float)]
+    prices = [line[key] for line in lines if isinstance(line, dict)
+              for key in ("unit_price", "line_total") if isinstance(line.get(key), int | float)]
+    return [round(price * kept - price * rate / 100, 2) for price in prices for rate in (0.0, *rates)]
 
 
 def numbers_in(text: str) -> list[float]:
