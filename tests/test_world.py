@@ -246,7 +246,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "1a4a53724ae85534cbcab99fd2061d53345ed6907094d3fd9999d91b002f47a7"
+DEFAULT_WORLD_HASH = "3d9e5281eeb48d76484ad40d416b1d47954716376018923910d3e9ea3d176716"
 
 
 @pytest.mark.slow
