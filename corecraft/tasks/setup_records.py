@@ -533,11 +533,10 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
             [str(e.get("status")) for e in events], _moment(row["eta"], world).astimezone(world.tz),
             _moment(row["delivered_at"], world).astimezone(world.tz))):
         out.append(("events", f"{problem}, as every late world parcel (kb-shipment-tracking-events)"))
-    handed = next((e for e in events if e.get("status") == "delivered"), None)
-    truck = next((e for e in reversed(events) if e.get("status") == "out_for_delivery"), None)
-    if handed is not None and _moment(handed["ts"], world) <= world.now and (problem := delivery_hour_problem(
-            _moment(handed["ts"], world).astimezone(world.tz),
-            truck and _moment(truck["ts"], world).astimezone(world.tz))):
+    handed = next((_moment(e["ts"], world) for e in events if e.get("status") == "delivered"), None)
+    truck = next((_moment(e["ts"], world) for e in reversed(events) if e.get("status") == "out_for_delivery"), None)
+    if handed is not None and handed <= world.now and (problem := delivery_hour_problem(
+            handed.astimezone(world.tz), truck and truck.astimezone(world.tz))):  # a future scan: reported above
         out.append(("events", f"{problem}, when no world parcel is"))
     # Delivered or still on its way, a parcel is scanned the night after pickup and then every few business days;
     # the silence after the last scan of one still on its way is left alone (a task's stuck parcel).
