@@ -246,7 +246,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "506847fcd17608159f8b3530702b7c15488cab2e37d73db31a7bff689195c82f"
+DEFAULT_WORLD_HASH = "834664ff80863751047883705e743c6ee924cd93ba976d0273559c2d23edd160"
 
 
 @pytest.mark.slow

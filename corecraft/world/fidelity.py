@@ -681,6 +681,9 @@ class Fidelity(_Data):
     never_received: str
     """Words of a ticket reporting the item it names never came, no unit of it (a regex): no later ticket on the
     order installs, returns or replaces it (:func:`told_products`)."""
+    swapped_on_report: str
+    """Words of a ticket reporting the unit it names came wrong or used (a regex): it goes back for a new one, so
+    no later ticket on the order tells another story of it (:func:`told_products`)."""
     carrier_exceptions: list[str]
     """What a late parcel's exception scan says went wrong (its ``description``): holds the carrier clears on its
     own, none an address problem (which ``kb-shipment-tracking-events`` has need the customer)."""
@@ -717,6 +720,12 @@ class Fidelity(_Data):
     def thread_topics_of(self, text: str) -> set[str]:
         """The ``thread_topics`` ``text`` is about."""
         return {topic for topic, words in self.thread_topics.items() if re.search(words, text, re.IGNORECASE)}
+
+    @property
+    def gone_on_report(self) -> str:
+        """Words of a ticket after which no unit of the item it names is the customer's to tell another story of
+        (a regex): ``never_received`` or ``swapped_on_report``."""
+        return f"{self.never_received}|{self.swapped_on_report}"
 
     def safety(self, text: str) -> bool:
         """Whether ``text`` reports a safety issue."""
@@ -1268,17 +1277,17 @@ STORY_TICKET_TYPES = ("return", "troubleshooting", "order_issue")
 
 
 def told_products(ticket: Row, text: str, earlier: Iterable[Row], named: Callable[[Row], Iterable[str]],
-                  never_received: str) -> set[str]:
+                  rules: Fidelity) -> set[str]:
     """The products an earlier ticket about ``ticket``'s order told a story of (``named``: the products a ticket
     names), of which ``ticket`` saying ``text``, if of a :data:`STORY_TICKET_TYPES` type, may not tell another:
     those of a return ticket, unless it follows up on the return, and those reported missing from the box
-    (``never_received``: the words of such a report, a regex), never there to install or send back; either
-    unless it quotes that ticket."""
+    (``never_received``), never there to install or send back, or come wrong or used (``swapped_on_report``),
+    gone back for a new one; either unless it quotes that ticket."""
     if not ticket["order_id"] or ticket["type"] not in STORY_TICKET_TYPES:
         return set()
     before = [e for e in earlier if e["order_id"] == ticket["order_id"] and e["created_at"] < ticket["created_at"]
               and e["id"] not in text]
-    told = {p for e in before if re.search(never_received, f"{e['subject']}\n{e['body']}", re.IGNORECASE)
+    told = {p for e in before if re.search(rules.gone_on_report, f"{e['subject']}\n{e['body']}", re.IGNORECASE)
             for p in named(e)}
     if RETURN_FOLLOW_UP.search(text):
         return told

@@ -1575,15 +1575,15 @@ def return_follow_ups(r: Records) -> list[Finding]:
 def ticket_stories(r: Records) -> list[Finding]:
     """Tickets on one order tell one story of each item: a later ticket does not tell another of an item an
     earlier return ticket on the order told one of (unless it follows up on that return or quotes the ticket),
-    nor of one an earlier ticket reported missing from the box (it was never there to install or send back)."""
+    nor of one an earlier ticket reported missing from the box (it was never there to install or send back) or
+    come wrong or used (it went back for a new one)."""
     found = []
     for t in r.tickets.values():
         text = f"{t['subject']}\n{t['body']}"
         told = told_products(t, text, r.tickets_of.get(t["order_id"] or "", []),
-                             lambda e: [p["id"] for p in r.named_products(f"{e['subject']}\n{e['body']}")],
-                             r.rules.never_received)
-        found += [Finding("ticket_stories", t["id"], f"tells another story of {p['id']} than an earlier return "
-                          "or missing-item ticket on its order") for p in r.named_products(text) if p["id"] in told]
+                             lambda e: [p["id"] for p in r.named_products(f"{e['subject']}\n{e['body']}")], r.rules)
+        found += [Finding("ticket_stories", t["id"], f"tells another story of {p['id']} than an earlier return, "
+                          "missing-item or wrong-item ticket on its order") for p in r.named_products(text) if p["id"] in told]
     return found
 
 

@@ -348,8 +348,7 @@ class SupportMixin(GeneratorBase):
             return None
         excluded = set() if RETURN_FOLLOW_UP.search(template) else story.excluded
         quoting_ticket = template.replace("{ticket_id}", references[-1]["id"] if references else "")
-        excluded = excluded | told_products(t, quoting_ticket, story.earlier_tickets, _named,
-                                            rules.never_received)
+        excluded = excluded | told_products(t, quoting_ticket, story.earlier_tickets, _named, rules)
         if rules.prospective(template):  # a part they may get is not one they hold
             excluded = excluded | {p["id"] for p in story.held}
         if rules.old_part_problems(template, ordered_parts(story.own_orders, lambda oid: self.lines_by_order()[oid],
@@ -662,9 +661,10 @@ class SupportMixin(GeneratorBase):
         return True
 
     def missing_reports(self) -> dict[str, list[tuple[datetime, str]]]:
-        """By order, when a ticket reported which product never came (``never_received``): one story per item,
-        so it is not returned or replaced after (only the report's own re-send sends it)."""
-        pattern = self.seeds.fidelity.never_received
+        """By order, when a ticket reported which product never came, or came wrong or used (``gone_on_report``):
+        one story per item, so it is not returned or replaced after (only the report's own re-send or
+        replacement sends it)."""
+        pattern = self.seeds.fidelity.gone_on_report
         reports: dict[str, list[tuple[datetime, str]]] = defaultdict(list)
         for t in self.rows[m.SupportTicket]:
             if t["order_id"] and t["_named"] and re.search(pattern, f"{t['subject']}\n{t['body']}", re.IGNORECASE):
@@ -784,7 +784,7 @@ class SupportMixin(GeneratorBase):
         kept = {p["category"] for p in story.lines if p["id"] not in gone}
         text = f"{t['subject']}\n{t['body']}"
         stale = symptom_problems(text, [], kept, self.seeds.fidelity) if not t["_named"] else []
-        told = told_products(t, text, story.earlier_tickets, _named, self.seeds.fidelity.never_received)
+        told = told_products(t, text, story.earlier_tickets, _named, self.seeds.fidelity)
         if ((t["_named"] in gone or stale) and t["type"] != "billing" and not RETURN_FOLLOW_UP.search(text)) \
                 or t["_named"] in told \
                 or status_problems(text, t["created_at"], story.customer["loyalty_tier"], story.order, story.ship,
