@@ -246,7 +246,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "834664ff80863751047883705e743c6ee924cd93ba976d0273559c2d23edd160"
+DEFAULT_WORLD_HASH = "85ed57f6373306c09d59654ea93cbbf443c5b29fc6f6e7b0170c6b1200460c0b"
 
 
 @pytest.mark.slow

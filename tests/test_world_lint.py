@@ -1169,7 +1169,7 @@ def test_ticket_stories_flags_a_second_story_about_a_returned_item_and_damage_af
     found = lint(world)
     assert [f.message for f in found if f.check == "ticket_stories"] == [
         f"tells another story of {one(world, 'SELECT id FROM product WHERE name = ?', product)[0]} than an earlier "
-        "return or missing-item ticket on its order"]
+        "return, missing-item or wrong-item ticket on its order"]
     assert [f.message.split(" but ")[0] for f in found if f.entity_id == "tick-999999-002"
             and f.check == "status_claims"] == ["says 'arrived with a huge hole' (arrival damage)"]
 
@@ -1185,24 +1185,30 @@ def test_ticket_counts_flags_everything_else_there_on_an_order_of_one_unit(world
                                           "it speaks of"]
 
 
-def _report_missing(world: World, order: str, name: str, when: datetime) -> str:
-    """A ticket on ``order`` at ``when`` reporting ``name`` never came: its id."""
+def _report_missing(world: World, order: str, name: str, when: datetime, body: str | None = None) -> str:
+    """A ticket on ``order`` at ``when`` reporting ``name`` never came (or ``body``'s report): its id."""
     at = db.encode_datetime(when)
     world.conn.execute("INSERT INTO supportticket SELECT 'tick-999998-001', customer_id, id, build_id, 'order_issue', "
                        "'email', 'medium', 'closed', 'Missing item from my order', ?, NULL, ?, ? FROM \"order\" "
-                       "WHERE id = ?", (f"Order {order} arrived but the {name} wasn't in the box.", at, at, order))
+                       "WHERE id = ?", (body or f"Order {order} arrived but the {name} wasn't in the box.", at, at, order))
     return "tick-999998-001"
 
 
-def test_ticket_stories_flags_an_item_installed_after_it_was_reported_missing(world: World) -> None:
+@pytest.mark.parametrize("report", [
+    "Order {order} arrived but the {name} wasn't in the box.",
+    "The {name} I received looks used. Seal was broken. Order {order}.",  # round 158: replaced, then "DOA", replaced again
+    "I ordered the {name} but received something completely different. Order {order}.",
+])
+def test_ticket_stories_flags_an_item_installed_after_it_was_reported_gone(world: World, report: str) -> None:
     ticket, order, created, name = pick(
         world, "ticket_stories", "SELECT t.id, t.order_id, t.created_at, p.name FROM supportticket t JOIN orderline l "
         "ON l.order_id = t.order_id JOIN product p ON p.id = l.product_id WHERE t.type = 'troubleshooting' ORDER BY t.id")
-    _report_missing(world, order, name, db.decode_datetime(created, world.tz) - timedelta(days=1))
+    _report_missing(world, order, name, db.decode_datetime(created, world.tz) - timedelta(days=1),
+                    report.format(order=order, name=name))
     found = injected(world, "ticket_stories", ticket,
                      ("UPDATE supportticket SET body = ? WHERE id = ?", (f"I installed the {name} and it clicks.",
                                                                          ticket)))
-    assert len(found) == 1 and "than an earlier return or missing-item ticket" in found[0].message
+    assert len(found) == 1 and "than an earlier return, missing-item or wrong-item ticket" in found[0].message
 
 
 def test_never_received_items_flags_a_return_of_an_item_reported_missing(world: World) -> None:
