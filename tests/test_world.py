@@ -246,7 +246,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "85ed57f6373306c09d59654ea93cbbf443c5b29fc6f6e7b0170c6b1200460c0b"
+DEFAULT_WORLD_HASH = "d8d413c0df653c9342cb9b3b7e1f97ae0df751725de43d9c0397d9f3ea59159d"
 
 
 @pytest.mark.slow
