@@ -201,6 +201,8 @@ def test_blind_play_replies_are_graded_as_before(session: dict[str, Any]) -> Non
     ("11 tickets come from platinum customers", False),
     ("11 platinum tickets in total", False),
     ("7 come from platinum customers; the other two platinum tickets were already high", True),
+    ("5 needed the change, and two other tickets from platinum customers were already high", True),  # round 165 s05
+    ("5 needed the change, and two tickets from platinum customers were already high", False),
 ])
 def test_a_count_of_the_platinum_customers_is_not_the_count_of_their_tickets(count_sentence: str, met: bool) -> None:
     task = DOMAIN.tasks.get("ledger_audit_rhea_platinum_priority_fix")

@@ -33,7 +33,8 @@ count, percent or any) within ``window`` tokens, ties going to the number before
 time, 2 late"). The denominator of "13 of 15" / "13 out of the 15" is never tied to a label, and a label right
 after "not" or "never" ("2 were not on time") is not an occurrence. A label that is a clause of its own, opening it
 ("Overall, you were charged $312.89"; "In total, …"), is tied to the first number of the wanted unit in the next
-clause on its line.
+clause on its line. A count of some beside others ("two other tickets", "3 more refunds") is tied to no label that
+must give the whole.
 """
 
 from __future__ import annotations
@@ -298,6 +299,10 @@ _SEPARATES = frozenset({"separate", "distinct"})
 """Words that make the number before them say how things in view divide, not how many there are in all ("it's two
 separate orders, each charged once")."""
 
+_PARTITIVES = frozenset({"other", "more", "additional", "further", "remaining"})
+"""Words that make the number before them count some of the things beside others already counted, not all of them
+("two other unresolved tickets from platinum customers", "3 more refunds")."""
+
 
 @dataclass(frozen=True)
 class _Token:
@@ -389,6 +394,7 @@ class _Clause:
     tokens: list[_Token]
     numbers: list[int]  # indexes of the tokens that are numbers, denominators left out
     references: frozenset[int]  # before a label, what makes it things in view: "the two", "two separate"
+    partial: frozenset[int]  # the numbers that count some beside others: "two other", "3 more"
 
 
 def _clause(part: str) -> _Clause:
@@ -397,7 +403,8 @@ def _clause(part: str) -> _Clause:
     numbers = [i for i, t in enumerate(tokens) if t.amount is not None and i not in skip]
     pointed = {i for i in numbers if i and tokens[i - 1].word in _DETERMINERS}
     divided = {i + 1 for i in numbers if i + 1 < len(tokens) and tokens[i + 1].word in _SEPARATES}
-    return _Clause(tokens, numbers, frozenset(pointed | divided))
+    partial = {i for i in numbers if i + 1 < len(tokens) and tokens[i + 1].word in _PARTITIVES}
+    return _Clause(tokens, numbers, frozenset(pointed | divided), frozenset(partial))
 
 
 def tied_numbers(text: str, labels: list[str], unit: Unit = "any", window: int = 8,
@@ -419,7 +426,8 @@ def _tied_in(reading: Reading, labels: list[str], unit: Unit, window: int, parts
             continue
         clause = reading.clause(index)
         tokens = clause.tokens
-        at = [i for i in clause.numbers if tokens[i].amount.is_a(unit)]  # type: ignore[union-attr]
+        at = [i for i in clause.numbers if tokens[i].amount.is_a(unit)  # type: ignore[union-attr]
+              and (parts or i not in clause.partial)]
         for i in range(len(tokens)):
             word = tokens[i].word
             if word is None or not word.startswith(stems):
