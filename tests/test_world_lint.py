@@ -1220,6 +1220,20 @@ def test_never_received_items_flags_a_return_of_an_item_reported_missing(world: 
     assert len(found) == 1 and found[0].endswith(f"as returned, which {report} reported never came")
 
 
+def test_never_received_items_flags_a_later_return_of_an_item_reported_used_not_the_reports_own(world: World) -> None:
+    """Round 158: a unit reported used goes back for a new one; a later ticket's refund of it is another story, the
+    report's own refund its remedy."""
+    refund, order, created, name = pick(
+        world, "never_received_items", "SELECT r.id, l.order_id, r.created_at, p.name FROM refund r JOIN orderline l "
+        "ON l.id = json_extract(r.lines, '$[0].order_line_id') JOIN product p ON p.id = l.product_id ORDER BY r.id")
+    report = _report_missing(world, order, name, db.decode_datetime(created, world.tz) - timedelta(days=3),
+                             f"The {name} I received looks used. Seal was broken. Order {order}.")
+    found = [f.message for f in lint(world) if f.check == "never_received_items" and f.entity_id == refund]
+    assert len(found) == 1 and found[0].endswith(f"as returned, which {report} reported came wrong or used")
+    world.conn.execute("UPDATE refund SET ticket_id = ? WHERE id = ?", (report, refund))
+    assert not [f for f in lint(world) if f.check == "never_received_items" and f.entity_id == refund]
+
+
 @pytest.mark.slow
 def test_never_received_items_flags_a_replacement_of_an_item_reported_missing(default_world: World) -> None:
     order, replaced, _, _, product = replacement(default_world)

@@ -1955,30 +1955,35 @@ def replacement_orders(r: Records) -> list[Finding]:
 
 
 def never_received_items(r: Records) -> list[Finding]:
-    """An item a ticket reported never came (``never_received``) is not returned for a refund after the report,
-    nor replaced by any order but the report's own re-send, unless that re-send was placed first."""
+    """An item a ticket reported never came (``never_received``), or came wrong or used (``swapped_on_report``), is
+    not returned for a refund after the report, nor replaced by any order but the report's own re-send or
+    replacement, unless that order was placed first: the report's own refund or re-send is its remedy."""
     found = []
     settled: dict[str, list[Row]] = defaultdict(list)  # resolutions by ticket
     for res in r.resolutions.values():
         settled[res["ticket_id"]].append(res)
     for t in r.tickets.values():
-        if not t["order_id"] or not re.search(r.rules.never_received, f"{t['subject']}\n{t['body']}", re.IGNORECASE):
+        text = f"{t['subject']}\n{t['body']}"
+        if not t["order_id"] or not re.search(r.rules.gone_on_report, text, re.IGNORECASE):
             continue
-        missing = {p["id"] for p in r.named_products(f"{t['subject']}\n{t['body']}")}
+        missing = re.search(r.rules.never_received, text, re.IGNORECASE) is not None
+        what, remedy = ("never came", "re-send") if missing else ("came wrong or used", "replacement")
+        named = {p["id"] for p in r.named_products(text)}
         resent = [r.orders[placed["order_id"]] for res in settled[t["id"]]
                   if (placed := r.placed_replacement(res)) and placed["order_id"] in r.orders]
         since = min((o["created_at"] for o in resent), default=None)
         for refund in r.refunds_before(t["order_id"], r.now):
-            products = {r.line_product[ln["order_line_id"]] for ln in refund["lines"]} & missing
-            if products and refund["created_at"] > t["created_at"] and (since is None or refund["created_at"] < since):
+            products = {r.line_product[ln["order_line_id"]] for ln in refund["lines"]} & named
+            if products and refund["ticket_id"] != t["id"] and refund["created_at"] > t["created_at"] \
+                    and (since is None or refund["created_at"] < since):
                 found.append(Finding("never_received_items", refund["id"], f"refunds {', '.join(sorted(products))} "
-                                     f"as returned, which {t['id']} reported never came"))
+                                     f"as returned, which {t['id']} reported {what}"))
         for order in r.replacements_of.get(t["order_id"], []):
-            products = {ln["product_id"] for ln in r.lines.get(order["id"], [])} & missing
+            products = {ln["product_id"] for ln in r.lines.get(order["id"], [])} & named
             if products and order not in resent and order["created_at"] > t["created_at"] \
                     and (since is None or order["created_at"] < since):
                 found.append(Finding("never_received_items", order["id"], f"replaces {', '.join(sorted(products))}, "
-                                     f"which {t['id']} reported never came (and no re-send was placed first)"))
+                                     f"which {t['id']} reported {what} (and no {remedy} was placed first)"))
     return found
 
 
