@@ -294,6 +294,15 @@ CASES: dict[str, tuple[dict[str, Any], str, bool, str]] = {
                                    False, "forbidden '7-day'"),
     # Regression (blind round 125's review): "Nothing will be refunded" after a customer keeps the item failed a
     # not_contains meant for a claim that a refund was made.
+    # Regression (blind round 167): "A discount beyond the shipping refund is outside what I can approve myself"
+    # failed a not_contains meant for a promise of a discount ("i can approve").
+    "limit_phrase_is_not_stated": ({"not_contains": ["i can approve"]},
+                                   "A discount is outside what I can approve myself, so I've passed it on.", True, ""),
+    "more_than_limit_is_not_stated": ({"not_contains": ["i can offer"]}, "That's more than I can offer here.", True,
+                                      ""),
+    "granted_phrase_is_forbidden": ({"not_contains": ["i can approve"]},
+                                    "Beyond the refund, I can approve a 10% discount on your next order.", False,
+                                    "forbidden 'i can approve'"),
     "nothing_refunded_is_not_stated": ({"not_contains": ["refunded"]},
                                        "Understood, you keep the board. Nothing will be refunded.", True, ""),
     "refunded_is_forbidden": ({"not_contains": ["refunded"]}, "Understood. I've refunded $194.65 to your card.",

@@ -670,7 +670,8 @@ class Reading:
         return _tied_in(self, labels, unit, window, parts)
 
 
-_NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|neither|cannot|without|nor|ignore|disregard|\w+n['’]t)"
+_NEGATION = re.compile(r"\b(?:not|no|never|nothing|none|neither|cannot|without|nor|ignore|disregard|\w+n['’]t"
+                       r"|(?:outside|beyond|above|over|exceeds?)(?:\s+of)?\s+what|more\s+than)"
                        r"(?:\s+[\w'’]+){0,2}\s+$",
                        re.IGNORECASE)
 _RETRACTION = re.compile(r"^[^.!?;\n]{0,100}?\b(?:disregard|ignore\b|(?:is|was) (?:not|no longer) (?:valid|right|correct)\b"
@@ -684,8 +685,9 @@ _RETRACTION = re.compile(r"^[^.!?;\n]{0,100}?\b(?:disregard|ignore\b|(?:is|was) 
 
 def asserts(text: str, phrase: str) -> bool:
     """Whether ``text`` states ``phrase`` rather than denying it: an occurrence counts unless a negation
-    ("don't", "not", "never", "nothing", "without", "ignore" …) stands within the three words before it, in the same phrase
-    (punctuation ends a negation's reach), or its own sentence goes on to take it back ("a date of 9/20 you may
+    ("don't", "not", "never", "nothing", "without", "ignore" …, or a limit: "beyond what", "more than") stands within the
+    three words before it, in the same phrase (punctuation ends a negation's reach; "outside what I can approve" grants
+    nothing), or its own sentence goes on to take it back ("a date of 9/20 you may
     have heard, please disregard it"). ("Don't refund the RAM line" does not assert "refund the RAM line";
     "please refund the RAM line" does.)"""
     if not phrase:
