@@ -802,6 +802,10 @@ def test_text_durations_flags_a_wrong_age(world: World) -> None:
                      ("UPDATE supportticket SET body = ? WHERE id = ?",
                       ("My order has been 'processing' for 400 days now.", ticket)))
     assert len(found) == 1 and "400 days" in found[0].message
+    # "got it 400 days later" counts from the order, not past an ETA: no lateness claimed (tasks lint, round 167).
+    world.conn.execute("UPDATE supportticket SET body = ? WHERE id = ?", ("Paid for overnight, got it 400 days later.",
+                                                                          ticket))
+    assert ticket not in flagged(world, "text_durations")
 
 
 def test_text_durations_flags_a_label_awaited_longer_than_since_delivery_and_one_days(world: World) -> None:
