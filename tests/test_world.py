@@ -246,7 +246,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "d8d413c0df653c9342cb9b3b7e1f97ae0df751725de43d9c0397d9f3ea59159d"
+DEFAULT_WORLD_HASH = "9de30b3eeaa995a1b77b2592fe4373c74d7bb56046309f0b642365be00670ca1"
 
 
 @pytest.mark.slow
