@@ -72,6 +72,8 @@ def test_the_audit_runs_every_exploit_on_a_couple_of_tasks() -> None:
     assert all(a.reward == 0.0 for a in pasted)  # the right writes, but a pasted reply shuts the reply_hygiene gate
     hedged = [a for a in report.attempts if a.exploit == "hedge"]
     assert all(a.reward == 0.0 for a in hedged)  # the reference reply and a second answer: the one_answer gate shuts
+    contradicted = [a for a in report.attempts if a.exploit == "contradict"]
+    assert contradicted and not any(a.passed for a in contradicted)  # the right writes cannot carry a wrong answer
     assert {t for t, _, _ in report.worst()} == set(TASKS)
 
 

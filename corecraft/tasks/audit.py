@@ -17,6 +17,8 @@ The policies:
   one), the attempt *is* the reference, so it is not applicable there (``—``).
 - ``hedge``: the reference's calls, then the reference reply followed by a contradictory variant
   (every number changed, yes/can/is turned into no/cannot/isn't).
+- ``contradict``: the reference's calls (its writes right), then only that contradictory variant: a confident
+  wrong answer in the reference's own words, which a reward must not mistake for the work done.
 - ``echo_prompt``: the reference's calls, then the request itself as the reply.
 - ``paste_notes``: the reference's calls and reply, but every escalation note, resolution detail and Slack post
   it writes is the tool result before it pasted as JSON (a ``[ticket]`` lead kept); ``—`` where the reference
@@ -182,6 +184,11 @@ def hedge(task: Task, episode: Episode) -> str:
     return f"{reply}\n\nOr, if I have misread the records: {contradiction(reply)}"
 
 
+def contradict(task: Task, episode: Episode) -> str:
+    _run(episode, task.reference_solution.calls)
+    return contradiction(task.reference_solution.reply)
+
+
 _LEAD = re.compile(r"\A\[[^\]\n]*\]\s*")
 """A written text's bracketed lead ("[tick-250914-007] "), which a task's format may ask for."""
 
@@ -218,6 +225,7 @@ EXPLOITS: tuple[Exploit, ...] = (
     Exploit("paste_all", "reference reads and writes, results pasted", paste_all),
     Exploit("fire_writes", "reference calls + every other write tool, reference reply", fire_writes),
     Exploit("hedge", "reference calls, reference reply + a contradictory variant", hedge),
+    Exploit("contradict", "reference calls, only the contradictory variant as the reply", contradict),
     Exploit("echo_prompt", "reference calls, the request echoed as the reply", echo_prompt),
     Exploit("paste_notes", "reference calls and reply, notes/details/posts pasted tool output", paste_notes),
     Exploit("skip_dialogue", "conversations: every reference call, then only its last message", skip_dialogue,
