@@ -252,6 +252,21 @@ def test_shipment_ship_dates_flags_a_ship_date_at_the_label(world: World) -> Non
                                           f"({datetime.fromisoformat(pickup):%Y-%m-%d %H:%M})"]
 
 
+def test_a_parcel_with_its_label_alone_has_no_ship_date(world: World) -> None:
+    """A parcel the carrier has not collected has no ship date and no ETA (round 174: a set-up's stuck label had its
+    label time as ``shipped_at``); given one, both checks flag it."""
+    ship, label = pick(world, "shipment_ship_dates", "SELECT id, json_extract(events, '$[0]') FROM shipment "
+                                                     "WHERE delivered_at IS NULL ORDER BY id")
+    world.conn.execute("UPDATE shipment SET shipped_at = NULL, eta = NULL, status = 'label_created', events = ? "
+                       "WHERE id = ?", (json.dumps([json.loads(label)]), ship))
+    found = [f for f in lint(world) if f.entity_id == ship and f.check in ("shipment_ship_dates", "shipment_scans")]
+    assert found == []
+    moment = datetime.fromisoformat(json.loads(label)["ts"])
+    world.conn.execute("UPDATE shipment SET shipped_at = ? WHERE id = ?", (db.encode_datetime(moment), ship))
+    found = [f for f in lint(world) if f.entity_id == ship and f.check in ("shipment_ship_dates", "shipment_scans")]
+    assert sorted(f.check for f in found) == ["shipment_scans", "shipment_ship_dates"], found
+
+
 def test_shipment_clocks_flags_parcels_all_labelled_at_one_minute(world: World) -> None:
     rows = world.conn.execute("SELECT id, events FROM shipment ORDER BY id").fetchall()
     assert not flagged(world, "shipment_clocks")
@@ -955,7 +970,7 @@ def test_status_claims_flags_a_second_shipment_and_a_wrong_tier(world: World) ->
                      ("UPDATE supportticket SET body = ? WHERE id = ?",
                       ("My order shows two shipments but one package came. I'm a gold member, by the way.", ticket)))
     assert [f.message for f in found] == [
-        "says 'two shipments' (split shipment) but the records show an order never at the time",
+        "says 'two shipments' (split shipment) but the records do not show an order never at the time",
         f"says 'gold member' but the customer's tier is {tier}"]
 
 
@@ -993,7 +1008,7 @@ def test_status_claims_flags_a_parcel_not_received_after_its_return(world: World
                        "FROM supportticket WHERE id = ?", ("tracking says delivered but nothing here.", later, later,
                                                            ticket))
     found = [f.message for f in lint(world) if f.check == "status_claims" and f.entity_id == "tick-999999-001"]
-    assert found == ["says 'tracking says delivered' (tracking delivered) but the records show an order not returned "
+    assert found == ["says 'tracking says delivered' (tracking delivered) but the records do not show an order not returned "
                      "and not in hand at the time"], order
 
 
@@ -1024,7 +1039,7 @@ def test_status_claims_flags_label_created_after_pickup(world: World) -> None:
     found = injected(world, "status_claims", ticket,
                      ("UPDATE supportticket SET body = ? WHERE id = ?",
                       ("My UPS Ground tracking has said 'label created' for 5 days. Has it actually shipped?", ticket)))
-    assert [f.message for f in found] == ["says \"'label created' for\" (label only) but the records show an order "
+    assert [f.message for f in found] == ["says \"'label created' for\" (label only) but the records do not show an order "
                                           "label only at the time"]
 
 
@@ -1261,8 +1276,8 @@ def test_status_claims_flags_a_return_parcel_tracked_after_its_refund(world: Wor
                        (f"I shipped the {name} from order {order} back with your prepaid label. Can you see the "
                         "return's tracking on your side?", later, later, ticket))
     found = [f.message for f in lint(world) if f.check == "status_claims" and f.entity_id == "tick-999999-001"]
-    assert found == ["says 'back with your prepaid label. Can you see the return' (sent back) but the records show "
-                     "an order not refunded at the time"], refund
+    assert found == ["says 'back with your prepaid label. Can you see the return' (sent back) but the records do not "
+                     "show an order not refunded at the time"], refund
 
 
 def test_replacements_placed_flags_a_resend_pending_past_its_business_days(world: World) -> None:

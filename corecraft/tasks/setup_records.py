@@ -10,8 +10,9 @@ it is labelled and picked up on carrier business days (:func:`~corecraft.world.r
 ``carrier_holidays`` from ``seeds/policy.yaml``) and within the dock's day
 (:func:`~corecraft.world.fidelity.pickup_problem`: not before the first collection, by the last one if labelled in
 time for it, on the label's day unless labelled after 20:00), picked up at the instant of its ``shipped_at`` (the ship date is
-the pickup), it is scanned at a hub and delivered on a business day too (the world's carriers never scan in transit
-or deliver on a weekend or holiday) and scanned in transit at most once at each place, and
+the pickup; one with its label alone has neither a ship date nor an ETA), it is scanned at a hub and delivered
+on a business day too (the world's carriers never scan in transit or deliver on a weekend or holiday) and scanned
+in transit at most once at each place, and
 its tracking number is in its carrier's format (:data:`~corecraft.world.rules.TRACKING_FORMATS`, the generator's),
 its drawn digits spelling nothing of its order's number (:func:`spells_order`); 30 hours or more on the road, it has
 in-transit scans (:data:`HUB_SCAN_AFTER`), and one delivered went no more than
@@ -216,8 +217,9 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
             return problem("updated_at", f"was last updated at {last:%Y-%m-%d %H:%M}, its parcel's delivery: a "
                                          "delivery changes no order (a fulfilled one was last updated at its pickup)")
         if order is not None and order["status"] in _SHIPPED and picked is None:
-            return problem("status", f"is {order['status']} with no Shipment: a generated order is fulfilled once "
-                                     "the carrier has collected it, and a return needs it delivered")
+            return problem("status", f"is {order['status']} with no parcel the carrier has collected: a generated "
+                                     "order is fulfilled once the carrier has collected it, and a return needs it "
+                                     "delivered")
         customer = db.fetch(world.conn, models.Customer, str(order["customer_id"]), world.tz) if order else None
         wrong = ship_to_problem(order["shipping_address"], customer["addresses"]) if order and customer else None
         return [] if wrong is None else problem("shipping_address", wrong)
@@ -516,10 +518,16 @@ def _shipment_problems(row: dict[str, Any], world: World, seeds: Seeds, inserted
         if event.get("status") in _OPEN_DAYS_ONLY and not is_business_day(day, holidays):
             done, why = _OPEN_DAYS_ONLY[event["status"]]
             out.append(("events", f"is {done} on {holidays.get(day, day.strftime('%A'))} ({day}): {why}"))
-        if event.get("status") == "picked_up" and datetime.fromisoformat(row["shipped_at"]) != moment:
+        if event.get("status") == "picked_up" and (row["shipped_at"] is None
+                                                   or datetime.fromisoformat(row["shipped_at"]) != moment):
             out.append(("shipped_at", f"has shipped_at {row['shipped_at']}, not its pickup scan at {event['ts']}: "
                                       "the ship date is the pickup"))  # shipped_at decoded aware, in world time
     pickup = next((e for e in events if e.get("status") == "picked_up"), None)
+    if pickup is None and row["shipped_at"] is not None:
+        out.append(("shipped_at", f"has shipped_at {row['shipped_at']} but no pickup scan: the ship date is the "
+                                  "pickup, so a parcel the carrier has not collected has none (null)"))
+    if pickup is None and row["eta"] is not None:
+        out.append(("eta", "has an ETA, though the carrier has not collected it: a parcel gets its ETA at pickup"))
     if pickup is not None and (problem := pickup_problem(
             _moment(events[0]["ts"], world).astimezone(world.tz), _moment(pickup["ts"], world).astimezone(world.tz))):
         out.append(("events", f"{problem} (kb-warehouse-network)"))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from functools import cached_property, lru_cache, partial
 from itertools import pairwise
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -1154,12 +1154,12 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
         "order_date": lambda: order["created_at"].astimezone(tz).date(),
         "since_delivery": lambda: _days(when, delivered) if delivered else None,
         "since_label": lambda: _days(when, label) if label is not None and label <= when else None,
-        "since_shipped": lambda: _days(when, ship["shipped_at"]) if ship and ship["shipped_at"] <= when else None,
+        "since_shipped": lambda: _days(when, ship["shipped_at"]) if shipped_by(ship, when) else None,
         "business_days_shipped": lambda: float(business_days_after(ship["shipped_at"].astimezone(tz).date(),
                                                                    when.astimezone(tz).date(), holidays))
-        if ship and ship["shipped_at"] <= when else None,
+        if shipped_by(ship, when) else None,
         "days_late": lambda: _days(delivered or when, ship["eta"]) if ship and ship["eta"] else None,
-        "transit_days": lambda: _days(delivered, ship["shipped_at"]) if ship and delivered else None,
+        "transit_days": lambda: _days(delivered, ship["shipped_at"]) if shipped_by(ship, when) and delivered else None,
         "delivered_date": lambda: delivered.astimezone(tz).date() if delivered else None,
         "last_scan_date": lambda: _last_scan_day(when, tz, ship),
         "at_hub": lambda: _at_hub(when, ship),
@@ -1167,6 +1167,12 @@ def measure(kind: str, when: datetime, tz: tzinfo, order: Row, ship: Row | None,
         "refund_date": lambda: min(refunds_processed).astimezone(tz).date() if refunds_processed else None,
     }
     return measures[kind]()
+
+
+def shipped_by(ship: Row | None, when: datetime) -> TypeGuard[Row]:
+    """Whether a parcel had been collected by the carrier (its ship date, its pickup scan) at ``when``; one with only
+    its label has no ship date."""
+    return ship is not None and ship["shipped_at"] is not None and ship["shipped_at"] <= when
 
 
 def label_created(ship: Row | None) -> datetime | None:
@@ -1524,7 +1530,7 @@ def order_states(when: datetime, order: Row, ship: Row | None, refunds_before: S
                  earlier_tickets: Sequence[Row] = ()) -> set[str]:
     """The states (``status_claims``' words) ``order`` was in at ``when`` (``earlier_tickets``: the tickets
     about it written before then). Days are calendar days of the world's time zone, which every moment is in."""
-    shipped = ship is not None and ship["shipped_at"] <= when
+    shipped = shipped_by(ship, when)
     delivered = ship is not None and shipped and ship["delivered_at"] is not None and ship["delivered_at"] <= when
     states = {"shipped" if shipped else "not_shipped", "delivered" if delivered else "not_delivered"}
     if shipped and not delivered:
@@ -1606,9 +1612,9 @@ def status_problems(text: str, when: datetime, tier: str, order: Row | None, shi
             continue
         missing = [s for s in claim.requires if s not in states]
         if order is None or missing:
-            what = "no order" if order is None else "an order " + " and ".join(s.replace("_", " ") for s in missing)
-            problems.append(f"says {match.group(0)!r} ({name.replace('_', ' ')}) but the records show {what} "
-                            "at the time")
+            what = "show no order" if order is None else "do not show an order " + " and ".join(
+                s.replace("_", " ") for s in missing)
+            problems.append(f"says {match.group(0)!r} ({name.replace('_', ' ')}) but the records {what} at the time")
     for match in TIER_CLAIM.finditer(text):
         if match.group(1).lower() != tier:
             problems.append(f"says {match.group(0)!r} but the customer's tier is {tier}")
@@ -1960,7 +1966,7 @@ def claim_backing(claim: SlackClaim, when: datetime, story: OrderStory) -> Row |
     if claim.needs in ("refunded", "refund_due"):
         low, high = (when - window, when) if claim.needs == "refunded" else (when, when + window)
         return next((r for r in story.refunds if r["reason"] in claim.reasons and low <= r["created_at"] <= high), None)
-    if ship is None or ship["shipped_at"] > when:
+    if ship is None or not shipped_by(ship, when):
         return None
     delivered = ship["delivered_at"] if ship["delivered_at"] and ship["delivered_at"] <= when else None
     backed = {

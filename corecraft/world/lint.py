@@ -198,7 +198,9 @@ class Records:
         prefix = entity_id.split("-", 1)[0]
         table, column = _ID_KINDS[prefix]
         row = getattr(self, table).get(entity_id)
-        return None if row is None else row[column]
+        if row is None:
+            return None
+        return row[column] if row[column] is not None else datetime.fromisoformat(row["events"][0]["ts"])  # a label
 
     def named_products(self, text: str) -> list[Row]:
         """Products ``text`` names, by full name, what staff call it or SKU (longest names first, each span
@@ -226,7 +228,8 @@ class Records:
         placed = self.placed_replacement(resolution)
         order = self.orders.get(placed["order_id"]) if placed else None
         replaces = order is not None and order["replaces_order_id"] == self.tickets[resolution["ticket_id"]]["order_id"]
-        return self.shipment_of.get(order["id"]) if order is not None and replaces else None
+        ship = self.shipment_of.get(order["id"]) if order is not None and replaces else None
+        return ship if ship is not None and ship["shipped_at"] is not None else None
 
     def written(self, resolution: Row) -> datetime:
         """When a resolution's details were last written: at the latest of its record and the records its
@@ -419,7 +422,8 @@ def shipment_business_days(r: Records) -> list[Finding]:
     holidays = r.policy.carrier_holidays
     for ship in r.shipments.values():
         sla = r.policy.shipping[ship["carrier"]].sla_business_days
-        if ship["eta"] is not None and (problem := eta_problem(ship["shipped_at"], ship["eta"], sla, holidays)):
+        if ship["eta"] is not None and ship["shipped_at"] is not None and \
+                (problem := eta_problem(ship["shipped_at"], ship["eta"], sla, holidays)):
             found.append(Finding("shipment_business_days", ship["id"], problem))
         delivered = ship["delivered_at"]
         late = business_days_after(ship["eta"].date(), delivered.date(), holidays) \
@@ -462,12 +466,17 @@ CARRIER_DAY_SCANS = ("in_transit", "out_for_delivery")
 
 def shipment_ship_dates(r: Records) -> list[Finding]:
     """A shipment's ``shipped_at`` is its ``picked_up`` scan: the ship date ``kb-shipment-tracking-events``
-    counts SLAs from (the label is printed earlier, and the carrier does not have the parcel yet); and the pickup
-    keeps the dock's day (:func:`~corecraft.world.fidelity.pickup_problem`)."""
+    counts SLAs from (the label is printed earlier, and the carrier does not have the parcel yet), so a parcel with
+    only its label has none; and the pickup keeps the dock's day (:func:`~corecraft.world.fidelity.pickup_problem`)."""
     found = []
     for ship in r.shipments.values():
         pickup = next((datetime.fromisoformat(e["ts"]) for e in ship["events"] if e["status"] == "picked_up"), None)
-        if pickup is not None and pickup != ship["shipped_at"]:
+        if pickup is None or ship["shipped_at"] is None:
+            if pickup is not None or ship["shipped_at"] is not None:
+                found.append(Finding("shipment_ship_dates", ship["id"], f"has shipped_at {ship['shipped_at']} and "
+                                     f"pickup scan {pickup}: the ship date is the pickup, none before it"))
+            continue
+        if pickup != ship["shipped_at"]:
             found.append(Finding("shipment_ship_dates", ship["id"], f"shipped_at {ship['shipped_at']:%Y-%m-%d %H:%M} "
                                  f"is not its pickup scan ({pickup.astimezone(r.tz):%Y-%m-%d %H:%M})"))
         labelled = datetime.fromisoformat(ship["events"][0]["ts"]).astimezone(r.tz) if ship["events"] else None
@@ -540,7 +549,8 @@ SCAN_ORDER = ("label_created", "picked_up")
 
 
 def shipment_scans(r: Records) -> list[Finding]:
-    """Every shipment (it has a ship date) starts with ``label_created`` then ``picked_up``, its scans are in
+    """Every shipment starts with ``label_created`` then, once it has a ship date, ``picked_up`` (one the carrier
+    has not collected has its label alone), its scans are in
     time order, a ``delayed`` scan is made where the parcel is (the place of the scan before it), not in
     "carrier network", and not before the day of its ETA (a parcel is late once it misses it), one delivered after
     its ETA's day has one (:func:`~corecraft.world.fidelity.delay_flag_problem`), a label is not printed the
@@ -563,7 +573,10 @@ def shipment_scans(r: Records) -> list[Finding]:
                           f"({ship['eta']:%Y-%m-%d})")
                   for e in ship["events"] if e["status"] == "delayed" and ship["eta"] is not None
                   and datetime.fromisoformat(e["ts"]).astimezone(r.tz).date() < ship["eta"].astimezone(r.tz).date()]
-        if tuple(statuses[:2]) != SCAN_ORDER:
+        if ship["shipped_at"] is None and statuses != list(SCAN_ORDER[:1]):
+            found.append(Finding("shipment_scans", ship["id"], f"has no ship date but scans "
+                                 f"{' > '.join(statuses) or 'none'}, not its label alone"))
+        elif ship["shipped_at"] is not None and tuple(statuses[:2]) != SCAN_ORDER:
             found.append(Finding("shipment_scans", ship["id"], f"has a ship date ({ship['shipped_at']:%Y-%m-%d}) but "
                                  f"its scans begin {' > '.join(statuses[:3]) or 'with none'}, not label_created > "
                                  "picked_up"))

@@ -163,15 +163,16 @@ class Payment(SQLModel, table=True):
 
 
 class Shipment(SQLModel, table=True):
-    """A shipment of an order; ``events`` is the carrier's timeline, oldest first. ``lines`` holds the ids of the
-    order lines a split order's parcel carries, and is null when the parcel carries the whole order."""
+    """A shipment of an order; ``events`` is the carrier's timeline, oldest first. ``shipped_at`` is its pickup scan
+    (the ship date), null while the parcel has only its label and the carrier has not collected it. ``lines`` holds
+    the ids of the order lines a split order's parcel carries, and is null when the parcel carries the whole order."""
 
     id: str = Field(primary_key=True)
     order_id: str = Field(foreign_key="order.id", index=True)
     carrier: Carrier = Field(index=True, sa_type=AutoString)
     tracking_number: str = Field(index=True)
     status: ShipmentStatus = Field(index=True, sa_type=AutoString)
-    shipped_at: datetime
+    shipped_at: datetime | None = None
     eta: datetime | None = None
     delivered_at: datetime | None = None
     events: list[dict[str, str]] = _json(nullable=False)
