@@ -56,6 +56,7 @@ from corecraft.world.fidelity import (
     fill_words,
     first_deliveries,
     kb_edit_problems,
+    label_created,
     ledger_problems,
     line_price_problem,
     names_first_name,
@@ -200,7 +201,7 @@ class Records:
         row = getattr(self, table).get(entity_id)
         if row is None:
             return None
-        return row[column] if row[column] is not None else datetime.fromisoformat(row["events"][0]["ts"])  # a label
+        return row[column] if row[column] is not None else label_created(row)  # a parcel with its label alone
 
     def named_products(self, text: str) -> list[Row]:
         """Products ``text`` names, by full name, what staff call it or SKU (longest names first, each span
