@@ -317,6 +317,12 @@ def test_include_takes_the_library_criterion_with_overrides() -> None:
                                          "status": "met", "reason": "1 matching search_knowledge_base call(s)"}
 
 
+def test_include_with_sets_the_library_criterion_s_other_fields_for_one_task() -> None:
+    leak = {"kind": "include", "name": "no_private_data_leak", "with": {"not_contains": ["ord-250908-009"]}}
+    assert only(run([leak], reply="Your order ord-250908-009 shipped.")).status == "not_met"
+    assert only(run([leak], reply="Ask ops@corecraft.example.")).status == "met"  # the task's list, not the library's
+
+
 def test_include_can_make_a_library_criterion_a_gate() -> None:
     result = run([{"kind": "include", "name": "kb_consulted", "gate": True},
                   {"id": "replied", "kind": "final_reply", "contains": ["refund"], "weight": 9}], reply="refund")

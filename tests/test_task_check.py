@@ -45,6 +45,9 @@ EXPECTED: dict[str, tuple[int, str]] = {
     # libyaml and the pure-Python parser word these two differently; both give the same lines and columns
     "invalid_yaml": (20, "not valid YAML: mapping values are not allowed"),
     "invalid_yaml_unclosed": (28, "',' or '}'"),
+    "include_sets_kind": (36, "`with` cannot set kind: the kind is the named criterion's"),
+    "include_with_unknown_field": (36, "include 'no_private_data_leak' is not a valid criterion: not_contans: Extra "
+                                       "inputs are not permitted"),
     "unknown_include": (36, "include 'no_private_data_leek' is not in rubrics/ — did you mean 'no_private_data_leak'?"),
     "setup_unknown_table": (8, "setup step 1: unknown table 'SupportTickt'"),
     "setup_bad_foreign_key": (8, "setup step 1: SupportTicket.assignee_id: no Employee with id 'emp-999'"),

@@ -89,7 +89,7 @@ def _suggest(name: str, options: list[str]) -> str:
 def _resolve(item: Include, rubrics: RubricLibrary) -> Criterion:
     base = rubrics[item.name]
     overrides = {k: v for k, v in (("id", item.id), ("weight", item.weight), ("gate", item.gate)) if v is not None}
-    return _CRITERION.validate_python({**base, **overrides})
+    return _CRITERION.validate_python({**base, **item.fields, **overrides})
 
 
 class _Checker:
@@ -186,7 +186,9 @@ def compile_task(task: Task, toolkit: Toolkit, rubrics: RubricLibrary, *, path: 
                 try:
                     resolved = _resolve(item, rubrics)
                 except ValidationError as exc:
-                    check.add(loc, f"include {item.name!r} is not a valid criterion: {exc.errors()[0]['msg']}")
+                    error = exc.errors()[0]
+                    field = "".join(f"{part}: " for part in error["loc"][1:])
+                    check.add(loc, f"include {item.name!r} is not a valid criterion: {field}{error['msg']}")
                 else:
                     _check_criterion(check, loc, resolved)
                     criteria.append(resolved)

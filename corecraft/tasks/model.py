@@ -264,13 +264,24 @@ class LlmJudge(_Criterion):
 
 
 class Include(_Strict):
-    """A named criterion from ``rubrics/*.yaml``; weight and id may be overridden."""
+    """A named criterion from ``rubrics/*.yaml``; id, weight, gate and any other field may be set per task."""
 
     kind: Literal["include"]
     name: str
     id: str | None = Field(default=None, pattern=r"^[a-z0-9_]+$")
     weight: float | None = Field(default=None, gt=0, le=10)
     gate: bool | None = None
+    fields: dict[str, Any] = Field(default_factory=dict, alias="with",
+                                   description="Other fields of the named criterion set for this task (its "
+                                   "not_contains, expect, where …); the criterion is validated with them.")
+
+    @model_validator(mode="after")
+    def _keeps_kind_and_id(self) -> Include:
+        fixed = sorted({"kind", "id", "weight", "gate"} & self.fields.keys())
+        if fixed:
+            raise ValueError(f"`with` cannot set {', '.join(fixed)}: the kind is the named criterion's, and "
+                             "id, weight and gate are the include's own keys")
+        return self
 
 
 Criterion = Annotated[
