@@ -148,6 +148,10 @@ def test_accents_do_not_matter_for_names() -> None:
      [1076.29]),  # round 53
     ("The net spend is $1,451.38 − $375.09 = $1,076.29.", "net spend", "money", [1076.29]),
     ("Captured $1,451.38 minus $375.09 refunded = $1,076.29.", "captured", "money", [1451.38]),
+    ("His net spend is $1,451.38 - $375.09 = $1,076.29.", "net spend", "money", [1076.29]),  # round 180: a minus
+    ("The refund - $50 - is issued, and the card is charged $9.", "refund", "money", [None]),  # dashes: an aside
+    ("He has had 2 refunds, totalling $375.09.", "totalling", "money", [375.09]),  # round 180
+    ("Eight refunds were issued in August, totalling $1,484.45.", "total", "money", []),  # round 40: not the label
     ("Net spend: $1,451.38 captured, less refunds.", "net spend", "money", [1451.38]),
     ("**Net spend:** We've captured $1,451.38 from five payments. Minus $375.09 in refunds, that's **$1,076.29**.",
      "net spend", "money", [1076.29]),  # round 150

@@ -247,7 +247,7 @@ def mentions_name(name: str, text: str) -> bool:
 
 # -- numbers tied to a label --------------------------------------------------------------------
 _CLAUSE_END = re.compile(
-    r"[;!?\n()\[\]]|[.,](?=\s|$)|\s[-–—]+\s"
+    r"[;!?\n()\[\]]|[.,](?=\s|$)|(?<![0-9])\s[-–—]+\s|\s[-–—]+\s(?!\$?\s?[0-9])"  # "$1,451.38 - $375.09": a minus
     rf"|\b(?:and|but|while|whereas)\s+(?=[$0-9]|(?:{'|'.join(NUMBER_WORDS)})\b)",  # "13 on time and 2 late": two clauses
     re.IGNORECASE,
 )
