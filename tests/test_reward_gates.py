@@ -189,8 +189,8 @@ def test_blind_play_replies_are_graded_as_before(session: dict[str, Any]) -> Non
         assert [r.id for r in result.criteria if r.status == "not_met"] == session["moved"]["criteria"], failed
     elif session["passes"]:
         assert result.passed and result.reward == 1.0, failed
-    else:  # truly wrong (see wrong_because): a wrong figure shuts its gate
-        assert not result.passed and result.reward == 0.0, session["wrong_because"]
+    else:  # truly wrong (see wrong_because): a wrong figure shuts its gate, or costs its weight where `reward` says so
+        assert not result.passed and result.reward == session.get("reward", 0.0), session["wrong_because"]
 
 
 @pytest.mark.parametrize(("count_sentence", "met"), [
