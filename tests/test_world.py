@@ -246,7 +246,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "afafdbeb04c8b4bf5b3b0b9799697c4614fda71cd7df3613da7f94aeb6ab54c6"
+DEFAULT_WORLD_HASH = "00d2f4e44c29c3dc2c7b6ceacf530335f18e93e737dfb83d178bb11f097f920a"
 
 
 @pytest.mark.slow
