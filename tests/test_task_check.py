@@ -516,6 +516,15 @@ SETUP_RECORDS = {
                                          "'2025-03-12T10:00:00', processed_at: '2025-03-12T10:00:00'}}",
                                          "Refund ref-250312-001 is approved by Mary Reynolds (Fulfillment Associate, "
                                          "limit $0.00) for $10.00, over that limit"),
+    "refund_approved_today": ("{insert: Refund, row: {id: ref-250915-001, payment_id: pay-250213-001, ticket_id: "
+                              "tick-250311-001, lines: [], amount: 10.0, reason: goodwill, status: approved, "
+                              "approved_by_id: emp-011, created_at: '2025-09-15T09:00:00', processed_at: null}}", None),
+    "refund_approved_and_never_paid": ("{insert: Refund, row: {id: ref-250909-001, payment_id: pay-250213-001, "
+                                       "ticket_id: tick-250311-001, lines: [], amount: 10.0, reason: goodwill, "
+                                       "status: approved, approved_by_id: emp-011, created_at: '2025-09-09T10:27:00', "
+                                       "processed_at: null}}",
+                                       "Refund ref-250909-001 is still approved 6 days after it was made (2025-09-09 "
+                                       "10:27): the processor pays every generated refund out within 30 hours"),
     "real_city": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, city: Columbus, "
                   "state: OH, zip: '43215'}]}}", None),
     "zip_of_another_town": ("{update: Customer, id: cust-0003, set: {addresses: [{label: home, line1: 1 Main St, "

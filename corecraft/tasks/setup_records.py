@@ -33,7 +33,8 @@ changes keeps every line of it, seeded or set up, at the price of its day. A set
 (``pay-`` for ``ord-``; a second one on the order adds a letter, ``…b``), and its transaction id has the processor's
 shape (``txn_`` and 14 random hex digits), not one spelled from its order's number nor one beginning as another
 payment's of the order (:data:`TXN_SHARED_DIGITS`). A setup Employee has a manager. A setup Refund names the ticket it answers
-(``ticket_id``), as every generated refund does. A setup Order that is fulfilled or has a return requested has its
+(``ticket_id``), as every generated refund does, and one left approved was made within the processor's payout time
+(:data:`~corecraft.world.rules.REFUND_PAYOUT_HOURS`). A setup Order that is fulfilled or has a return requested has its
 Shipment, and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
 order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
@@ -80,6 +81,7 @@ from corecraft.world.fidelity import (
     young_busy_account,
 )
 from corecraft.world.rules import (
+    REFUND_PAYOUT_HOURS,
     SILENT_BUSINESS_DAYS,
     TRACKING_FORMATS,
     closed_line_call,
@@ -187,6 +189,12 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         first = _history_start(world)
         unearned = first and unearned_tier({**row, "created_at": _moment(row["created_at"], world)}, first)
         return found + (problem("loyalty_tier", unearned) if unearned else [])
+    if table == "Refund" and (refund := db.fetch(world.conn, models.Refund, str(row_id), world.tz)) and \
+            refund["status"] == "approved" and \
+            world.now - (made := _moment(refund["created_at"], world)) > timedelta(hours=REFUND_PAYOUT_HOURS[1]):
+        return problem("status", f"is still approved {(world.now - made).days} days after it was made "
+                                 f"({made:%Y-%m-%d %H:%M}): the processor pays every generated refund out within "
+                                 f"{REFUND_PAYOUT_HOURS[1]} hours (processed, with its processed_at)")
     if table == "Refund" and ({"amount", "approved_by_id"} & set(given)):
         refund = db.fetch(world.conn, models.Refund, str(row_id), world.tz)
         approver = refund and refund["approved_by_id"] and db.fetch(world.conn, models.Employee,

@@ -167,6 +167,10 @@ SAFETY_RESPONSE = timedelta(hours=1)
 """How soon a safety report is escalated: a high priority ticket's first response (kb-ticket-assignment), in office
 time."""
 
+REFUND_PAYOUT_HOURS = (1, 30)
+"""The fewest and most hours the payment processor takes to pay out an approved refund (the generator draws between
+them; ``tasks check`` holds a set-up refund left approved to the most)."""
+
 
 def office_time_after(start: datetime, span: timedelta, holidays: Collection[date]) -> datetime:
     """The moment ``span`` of office time (:data:`OFFICE_HOURS` on business days) after ``start`` (world time): a

@@ -50,7 +50,13 @@ from corecraft.world.generation.base import (
     add_business_days,
     money,
 )
-from corecraft.world.rules import SAFETY_RESPONSE, office_clock, office_time_after, phone_line_open
+from corecraft.world.rules import (
+    REFUND_PAYOUT_HOURS,
+    SAFETY_RESPONSE,
+    office_clock,
+    office_time_after,
+    phone_line_open,
+)
 from corecraft.world.seeds import TicketPhrase
 
 
@@ -488,7 +494,7 @@ class SupportMixin(GeneratorBase):
                 if refund is not None and refund["reason"] == "price_adjustment" \
                         and not self.refit_ticket_text(t, refund, products[refund["_line"]["product_id"]], ships):
                     outcome, refund = "no_action", None  # no text asks for that drop: nothing refunded
-                    self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                    self.rng.randint(*REFUND_PAYOUT_HOURS)  # the hours a refund takes to process: the draw keeps the shared stream
                 if refund is not None and refund["reason"] == "shipping_delay" \
                         and not LATE_REFUND_ASKED.search(f"{t['subject']}\n{t['body']}"):
                     self.refit_late_ask(t, ships)  # the shipping is refunded because the customer asks for it
@@ -500,7 +506,7 @@ class SupportMixin(GeneratorBase):
                     self.name_refunded_item(t, products[line_product[refund["lines"][0]["order_line_id"]]], ships)
                     self.restock(refund, t)  # the text as rewritten says how many, and in what condition
                 if refund is not None and not self.inspected_by_now(t, refund):  # the item is not back yet
-                    self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                    self.rng.randint(*REFUND_PAYOUT_HOURS)  # the hours a refund takes to process: the draw keeps the shared stream
                     t["status"] = "pending_customer"  # the return instructions are sent; the item is awaited
                     self.request_refund(t, order)
                     refund = None
@@ -512,7 +518,7 @@ class SupportMixin(GeneratorBase):
                                    "created_at": t["updated_at"]})
                     if refund["reason"] in ("doa", "shipping_delay"):
                         self.shipping_back.add(order["id"])
-                    refund["processed_at"] = refund["created_at"] + timedelta(hours=self.rng.randint(1, 30))
+                    refund["processed_at"] = refund["created_at"] + timedelta(hours=self.rng.randint(*REFUND_PAYOUT_HOURS))
                     refund["status"] = "processed" if refund["processed_at"] <= self.now else "approved"
                     if refund["status"] == "approved":
                         refund["processed_at"] = None
@@ -862,7 +868,7 @@ class SupportMixin(GeneratorBase):
                 if dropped is not None and 0 < amount <= left:  # refunded by (paid - lower) x quantity
                     return "refund_issued", {"payment_id": p["id"], "amount": amount, "reason": "price_adjustment",
                                              "lines": [], "_line": dropped}
-                self.rng.randint(1, 30)  # the hours a refund takes to process: the draw keeps the shared stream
+                self.rng.randint(*REFUND_PAYOUT_HOURS)  # the hours a refund takes to process: the draw keeps the shared stream
                 return "no_action", None
         steps = self.rng.choice(["troubleshooting_steps", "replacement_sent"])
         fit = self.seeds.fidelity.fit(kind, f"{t['subject']}\n{t['body']}")
