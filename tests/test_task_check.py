@@ -617,6 +617,26 @@ def test_a_setup_resolution_links_a_refund_as_create_resolution_would(outcome: s
     assert len(problems) == 1 and wrong in problems[0], problems
 
 
+@pytest.mark.parametrize(("details", "wrong"), [
+    ("[tick-250301-001] Refund ref-250302-001 issued ($5.00, goodwill).", True),
+    ("[tick-250301-001] Refund ref-250302-001 issued on approval by emp-001 ($5.00, goodwill).", False),
+])
+def test_a_setup_resolution_says_whose_approval_issued_a_refund_its_resolver_did_not_approve(
+        details: str, wrong: bool, tmp_path: Path) -> None:
+    """Rounds 180 and 182: a resolver with a $0 limit 'issued' refunds a manager approved (the world says so now)."""
+    approved = ("{insert: Refund, row: {id: ref-250302-001, payment_id: pay-250213-001, lines: [], amount: 5.0, "
+                "reason: goodwill, status: processed, ticket_id: tick-250301-001, approved_by_id: emp-001, "
+                "created_at: '2025-03-02T10:40:00', processed_at: '2025-03-02T12:40:00'}}")
+    resolution = RESOLUTION.replace("outcome: recommendation_provided", "outcome: refund_issued").replace(
+        "resolved_by_id: emp-011,", "resolved_by_id: emp-011, refund_id: ref-250302-001,").replace(
+        "'[tick-250301-001] Shared the tracking link.'", repr(details))
+    path = tmp_path / "resolution_approval.yaml"
+    path.write_text(_setup_step(TICKET + "\n  - " + approved + "\n  - " + resolution), encoding="utf-8")
+    problems = [str(p) for p in check_task(path) if "Resolution res-250302-001" in str(p)]
+    assert ["says its resolver issued refund ref-250302-001, which emp-001 approved" in p for p in problems] == \
+        ([True] if wrong else [])
+
+
 def test_a_rewritten_record_that_world_chatter_names_needs_the_message_mentioned(world: World) -> None:
     order = world.conn.execute('SELECT id FROM "order" ORDER BY id LIMIT 1').fetchone()[0]
     world.conn.execute("UPDATE slackmessage SET text = ? WHERE id = (SELECT min(id) FROM slackmessage)",

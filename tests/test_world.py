@@ -108,6 +108,15 @@ def test_default_world_tickets_ask_for_what_they_get_back() -> None:
     assert elsewhere and not any(PRICE_DROP_QUOTE.search(body) for body, in elsewhere)
 
 
+def test_default_world_resolutions_say_whose_approval_issued_a_refund_over_the_resolver_s_limit() -> None:
+    """A resolver with too small a limit does not "issue" a refund alone (rounds 180 and 182): billing approved it."""
+    conn = STORE.open("default").conn
+    rows = conn.execute("SELECT f.approved_by_id = r.resolved_by_id, r.details FROM resolution r "
+                        "JOIN refund f ON f.id = r.refund_id").fetchall()
+    assert {own for own, _ in rows} == {0, 1}
+    assert all(("on billing's approval" in details) != bool(own) for own, details in rows)
+
+
 def test_episode_copies_are_isolated(world: World) -> None:
     other = STORE.open("tiny")
     before = other.hash()
@@ -246,7 +255,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "00d2f4e44c29c3dc2c7b6ceacf530335f18e93e737dfb83d178bb11f097f920a"
+DEFAULT_WORLD_HASH = "8cfe64537aa24c99a1b16aefe9fef35eb981a1e93cc4a92c88a1c62414e2fee6"
 
 
 @pytest.mark.slow

@@ -41,7 +41,8 @@ order the setup rewrites is named by no Slack message the task leaves unmentione
 task's actor wrote no Slack post the knowledge base contradicts (:func:`actor_voice_problems`). A customer's email,
 chat, call or web ticket arrives on a ticket of theirs still in work (:func:`request_ticket_problems`), and a setup
 customer's account is as old as its orders say (:func:`account_age_problems`). A setup Resolution links a
-refund as ``create_resolution`` lets one: only with outcome ``refund_issued``, and only an approved or processed refund.
+refund as ``create_resolution`` lets one: only with outcome ``refund_issued``, and only an approved or processed refund;
+one of a refund someone else approved says on whose approval it was issued, as the generated ones do.
 No inserted row is updated before it was created. Each row is judged as it stands in the world after the setup, so an
 update is judged with the seeded fields it keeps. Inserted tickets, orders, refunds, resolutions, escalations,
 customers, employees and builds number on from the world's last id of their stem, in the order they were made
@@ -175,11 +176,15 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         return problem("refund_id", f"is {given.get('outcome')} with refund_id {given.get('refund_id')}: only "
                                     "refund_issued links a refund, and it must (create_resolution's rule)")
     if table == "Resolution" and isinstance(step, SetupInsert) and given.get("refund_id"):
-        status = world.conn.execute(f"SELECT status FROM {db.table(models.Refund)} WHERE id = ?",
-                                    (str(given["refund_id"]),)).fetchone()
-        if status is not None and status[0] not in COUNTED_REFUNDS:
-            return problem("refund_id", f"records refund {given['refund_id']} as issued, but it is {status[0]}: "
+        found = world.conn.execute(f"SELECT status, approved_by_id FROM {db.table(models.Refund)} WHERE id = ?",
+                                   (str(given["refund_id"]),)).fetchone()
+        if found is not None and found[0] not in COUNTED_REFUNDS:
+            return problem("refund_id", f"records refund {given['refund_id']} as issued, but it is {found[0]}: "
                                         "create_resolution takes only an approved or processed refund")
+        if found is not None and found[1] != given.get("resolved_by_id") and "approval" not in given.get("details", ""):
+            return problem("details", f"says its resolver issued refund {given['refund_id']}, which {found[1]} approved: "
+                                      "a generated resolution of a refund over its resolver's limit says on whose "
+                                      "approval it was issued")
     if table == "Customer" and {"phone", "loyalty_tier", "created_at"} & set(given):
         row = db.fetch(world.conn, models.Customer, str(row_id), world.tz)
         if row is None:

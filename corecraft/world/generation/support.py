@@ -533,7 +533,7 @@ class SupportMixin(GeneratorBase):
                 if outcome == "order_updated" and order is not None and order["status"] != "cancelled":
                     order["updated_at"] = max(order["updated_at"], t["updated_at"])  # the correction is a change
                 if t["status"] in ("resolved", "closed"):
-                    details = self.details(t, outcome, refund, _known(t, products))
+                    details = self.details(t, outcome, refund, _known(t, products), resolver)
                     approved = outcome == "replacement_sent" and re.search(promise.approval, details) is not None
                     resolutions.append({  # a replacement (re-send) is placed once the return (shortfall) is logged
                         "_order": n, "ticket_id": t["id"], "resolved_by_id": resolver["id"],  # (replacement_orders)
@@ -891,9 +891,10 @@ class SupportMixin(GeneratorBase):
         }[kind], None
 
     def details(self, t: dict[str, Any], outcome: str, refund: dict[str, Any] | None,
-                product: dict[str, Any] | None) -> str:
+                product: dict[str, Any] | None, resolver: dict[str, Any]) -> str:
         """What the resolver wrote: the outcome in words that fit the ticket's type and the product it is about
-        (named, when the ticket names one: a note that says only "the item" reads as a template)."""
+        (named, when the ticket names one: a note that says only "the item" reads as a template), and a refund over
+        the resolver's own limit as issued on its approver's say."""
         category = product["category"] if product else None
         name = product["name"].replace("{", "{{").replace("}", "}}") if product else None  # the details are formatted
         item = f"the {name}" if name else "the item"
@@ -916,8 +917,9 @@ class SupportMixin(GeneratorBase):
         if refused is not None and refused.declined:  # the fee taken from a customer who refused it: why it stands
             late += " " + refused.declined.replace("{", "{{").replace("}", "}}")
         texts = {
-            "refund_issued": "Refund {refund} issued" + (f" (${refund['amount']:.2f}, {refund['reason']}{fee}){late}"
-                                                          if refund else "."),
+            "refund_issued": "Refund {refund} issued"
+                             + (" on billing's approval" if refund and refund["approved_by_id"] != resolver["id"] else "")
+                             + (f" (${refund['amount']:.2f}, {refund['reason']}{fee}){late}" if refund else "."),
             "replacement_sent": "Replacement approved" + (f" for {item}" if product else "")
                                 + "; the replacement order is placed once returns logs the returned unit and ships from "
                                 "the nearest warehouse with stock. Customer to return the faulty one with the prepaid label.",
