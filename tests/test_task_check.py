@@ -516,6 +516,11 @@ SETUP_RECORDS = {
                                          "'2025-03-12T10:00:00', processed_at: '2025-03-12T10:00:00'}}",
                                          "Refund ref-250312-001 is approved by Mary Reynolds (Fulfillment Associate, "
                                          "limit $0.00) for $10.00, over that limit"),
+    "return_refund_without_lines": ("{insert: Refund, row: {id: ref-250312-001, payment_id: pay-250213-001, ticket_id: "
+                                    "tick-250311-001, lines: [], amount: 10.0, reason: return, status: processed, "
+                                    "approved_by_id: emp-011, created_at: '2025-03-12T10:00:00', "
+                                    "processed_at: '2025-03-12T10:00:00'}}",
+                                    "Refund ref-250312-001 is a return refund that lists no order lines"),
     "refund_approved_today": ("{insert: Refund, row: {id: ref-250915-001, payment_id: pay-250213-001, ticket_id: "
                               "tick-250311-001, lines: [], amount: 10.0, reason: goodwill, status: approved, "
                               "approved_by_id: emp-011, created_at: '2025-09-15T09:00:00', processed_at: null}}", None),

@@ -32,9 +32,10 @@ order (``replaces_order_id``); the order may be seeded, updated or set up. A set
 changes keeps every line of it, seeded or set up, at the price of its day. A setup Payment is named after its order
 (``pay-`` for ``ord-``; a second one on the order adds a letter, ``…b``), and its transaction id has the processor's
 shape (``txn_`` and 14 random hex digits), not one spelled from its order's number nor one beginning as another
-payment's of the order (:data:`TXN_SHARED_DIGITS`). A setup Employee has a manager. A setup Refund names the ticket it answers
-(``ticket_id``), as every generated refund does, and one left approved was made within the processor's payout time
-(:data:`~corecraft.world.rules.REFUND_PAYOUT_HOURS`). A setup Order that is fulfilled or has a return requested has its
+payment's of the order (:data:`TXN_SHARED_DIGITS`). A setup Employee has a manager. A setup Refund names the ticket
+it answers (``ticket_id``), as every generated refund does, lists its lines where ``create_refund`` requires them, and
+one left approved was made within the processor's payout time (:data:`~corecraft.world.rules.REFUND_PAYOUT_HOURS`).
+A setup Order that is fulfilled or has a return requested has its
 Shipment, and ships to an address in its customer's address book, as written there
 (:func:`~corecraft.world.fidelity.ship_to_problem`, as lint's order_addresses holds the world's). A seeded ticket or
 order the setup rewrites is named by no Slack message the task leaves unmentioned (:func:`chatter_problems`), and the
@@ -62,6 +63,7 @@ from typing import Any
 from corecraft.tasks.loader import Problem
 from corecraft.tasks.model import DbAssert, SetupInsert, SetupStep, SetupUpdate, Task
 from corecraft.tools.common import COUNTED_REFUNDS
+from corecraft.tools.writes import LINE_REASONS
 from corecraft.world import db, models
 from corecraft.world.fidelity import (
     CASUAL_CHANNELS,
@@ -206,6 +208,10 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
                                                                     str(refund["approved_by_id"]), world.tz)
         if refund and approver and (wrong := approval_problem(refund["amount"], approver)):
             return problem("approved_by_id", wrong)
+    if table == "Refund" and isinstance(step, SetupInsert) and given.get("reason") in LINE_REASONS \
+            and not given.get("lines"):
+        return problem("lines", f"is a {given['reason']} refund that lists no order lines: create_refund requires "
+                                "them for that reason, and every generated one lists them")
     if table == "Refund" and isinstance(step, SetupInsert) and not given.get("ticket_id"):
         return problem("ticket_id", "names no ticket: every generated refund names the ticket it answers (insert the "
                                     "SupportTicket that asked for it, with its Resolution, and set ticket_id)")
