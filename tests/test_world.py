@@ -255,7 +255,7 @@ def test_sqlmodel_session_reads_what_the_raw_codec_wrote(world: World) -> None:
     assert db.fetch(world.conn, Customer, customer.id, world.tz)["name"] == "Changed Through The Session"  # type: ignore[index]
 
 
-DEFAULT_WORLD_HASH = "8cfe64537aa24c99a1b16aefe9fef35eb981a1e93cc4a92c88a1c62414e2fee6"
+DEFAULT_WORLD_HASH = "e25f139c6da37522c4c25322393f37a124bb300203786e4d21ea8530aad9cd51"
 
 
 @pytest.mark.slow
