@@ -276,7 +276,7 @@ class Include(_Strict):
                                    "not_contains, expect, where …); the criterion is validated with them.")
 
     @model_validator(mode="after")
-    def _keeps_kind_and_id(self) -> Include:
+    def _with_sets_only_other_fields(self) -> Include:
         fixed = sorted({"kind", "id", "weight", "gate"} & self.fields.keys())
         if fixed:
             raise ValueError(f"`with` cannot set {', '.join(fixed)}: the kind is the named criterion's, and "

@@ -196,17 +196,16 @@ def setup_record_problems(index: int, step: SetupStep, world: World, seeds: Seed
         first = _history_start(world)
         unearned = first and unearned_tier({**row, "created_at": _moment(row["created_at"], world)}, first)
         return found + (problem("loyalty_tier", unearned) if unearned else [])
-    if table == "Refund" and (refund := db.fetch(world.conn, models.Refund, str(row_id), world.tz)) and \
-            refund["status"] == "approved" and \
+    refund = db.fetch(world.conn, models.Refund, str(row_id), world.tz) if table == "Refund" else None
+    if refund and refund["status"] == "approved" and \
             world.now - (made := _moment(refund["created_at"], world)) > timedelta(hours=REFUND_PAYOUT_HOURS[1]):
         return problem("status", f"is still approved {(world.now - made).days} days after it was made "
                                  f"({made:%Y-%m-%d %H:%M}): the processor pays every generated refund out within "
                                  f"{REFUND_PAYOUT_HOURS[1]} hours (processed, with its processed_at)")
-    if table == "Refund" and ({"amount", "approved_by_id"} & set(given)):
-        refund = db.fetch(world.conn, models.Refund, str(row_id), world.tz)
-        approver = refund and refund["approved_by_id"] and db.fetch(world.conn, models.Employee,
-                                                                    str(refund["approved_by_id"]), world.tz)
-        if refund and approver and (wrong := approval_problem(refund["amount"], approver)):
+    if refund and ({"amount", "approved_by_id"} & set(given)):
+        approver = refund["approved_by_id"] and db.fetch(world.conn, models.Employee, str(refund["approved_by_id"]),
+                                                         world.tz)
+        if approver and (wrong := approval_problem(refund["amount"], approver)):
             return problem("approved_by_id", wrong)
     if table == "Refund" and isinstance(step, SetupInsert) and given.get("reason") in LINE_REASONS \
             and not given.get("lines"):
